@@ -1,0 +1,3 @@
+module github.com/tripleo-go/agent
+
+go 1.24
