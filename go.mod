@@ -1,3 +1,10 @@
 module github.com/tripleo-go/agent
 
-go 1.24
+go 1.26.0
+
+require (
+	github.com/cbroglie/mustache v1.4.2
+	github.com/coreos/go-systemd/v22 v22.7.0
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.49.0
+)

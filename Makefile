@@ -1,0 +1,40 @@
+# Programs are one multi-call binary, linked under each reference name.
+PROGRAMS := os-apply-config os-config-applier
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+GO       ?= go
+BIN      := bin
+
+.PHONY: build test unit difftest bench demo install clean fmt vet
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
+	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
+
+# The whole suite; the differential tests need the reference installed
+# (.ci/run installs it) and are skipped without it unless REQUIRE_REFERENCE=1.
+test: build
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+unit:
+	$(GO) test -count=1 -short ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/...
+	$(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config
+
+demo: build
+	@sh examples/demo.sh $(BIN)
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/tripleo-agent $(DESTDIR)$(PREFIX)/bin/tripleo-agent
+	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(DESTDIR)$(PREFIX)/bin/$$p; done
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN) .bench

@@ -1,0 +1,132 @@
+// Package metadata reads os-apply-config's metadata files and merges them
+// into one document, as the reference does: files are read in order, the
+// missing ones skipped, each JSON object deep-merged over the result so far
+// (later files win; dicts merge key by key, anything else replaces).
+package metadata
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+)
+
+// Error is metadata the reference would refuse, in its words.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+// Read reads and merges the files at paths. Empty paths and files that do
+// not exist are skipped; a file that cannot be read or is not JSON is an
+// error naming it.
+func Read(paths []string) (*pyjson.Object, error) {
+	merged := pyjson.NewObject(0)
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue // os.path.exists: a broken link or unreachable file is absent
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, &Error{Msg: fmt.Sprintf("Could not open %s for reading. %s", p, pyos.ErrorString(err, p))}
+		}
+		doc, err := pyjson.Loads(data)
+		if err != nil {
+			return nil, &Error{Msg: fmt.Sprintf("Could not parse metadata file: %s: %v", p, err)}
+		}
+		// Only non-empty objects count; other documents are ignored.
+		if obj, ok := doc.(*pyjson.Object); ok && obj.Len() > 0 {
+			Merge(merged, obj)
+		}
+	}
+	return merged, nil
+}
+
+// Merge deep-merges overlay into base. Where both hold an object under a key
+// the objects merge; otherwise overlay's value replaces base's (lists are
+// replaced, not joined; null overwrites). New keys go last, as in a Python
+// dict. overlay's values are shared, not copied.
+func Merge(base, overlay *pyjson.Object) {
+	for _, k := range overlay.Keys() {
+		v, _ := overlay.Get(k)
+		if old, ok := base.Get(k); ok {
+			oldObj, oldIsObj := old.(*pyjson.Object)
+			newObj, newIsObj := v.(*pyjson.Object)
+			if oldIsObj && newIsObj {
+				merged := pyjson.NewObject(oldObj.Len() + newObj.Len())
+				Merge(merged, oldObj)
+				Merge(merged, newObj)
+				base.Set(k, merged)
+				continue
+			}
+		}
+		base.Set(k, v)
+	}
+}
+
+// Subhash returns the object at the dotted path keys; every step must be an
+// object.
+func Subhash(cfg *pyjson.Object, keys string) (*pyjson.Object, error) {
+	if keys == "" {
+		return cfg, nil
+	}
+	cur := cfg
+	for _, k := range strings.Split(keys, ".") {
+		v, _ := cur.Get(k)
+		next, ok := v.(*pyjson.Object)
+		if !ok {
+			return nil, &Error{Msg: fmt.Sprintf("key '%s' does not correspond to a hash in the metadata file", keys)}
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// Lookup finds the dotted key in cfg as the reference's --key does: each
+// step is an object key or, in a list, an index (Python's int(), so "-1"
+// is the last item). A missing step or a null value is not found.
+func Lookup(cfg *pyjson.Object, key string) (pyjson.Value, bool) {
+	var cur pyjson.Value = cfg
+	for _, k := range strings.Split(key, ".") {
+		switch x := cur.(type) {
+		case *pyjson.Object:
+			v, ok := x.Get(k)
+			if !ok || v == nil {
+				return nil, false
+			}
+			cur = v
+		case []pyjson.Value:
+			i, ok := pyInt(k)
+			if ok && i < 0 {
+				i += len(x)
+			}
+			if !ok || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	if cur == nil {
+		return nil, false
+	}
+	return cur, true
+}
+
+// pyInt parses s as Python's int(s) does for small values: surrounding
+// white space, a sign, and single underscores between digits are allowed.
+func pyInt(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 || body == "" || body[0] == '_' || body[len(body)-1] == '_' || strings.Contains(body, "__") {
+		return 0, false
+	}
+	i, err := strconv.Atoi(strings.ReplaceAll(s, "_", ""))
+	return i, err == nil
+}

@@ -1,0 +1,200 @@
+// Package render turns one template into a file body, as os-apply-config's
+// reference does: a template the running user may execute is run with the
+// metadata as JSON on stdin and its stdout is the body; any other template
+// is mustache, rendered as pystache renders it with os-apply-config's
+// settings (no HTML escaping, missing names empty, non-strings as JSON).
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cbroglie/mustache"
+	"golang.org/x/sys/unix"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+)
+
+// ExecTimeout bounds one executable template. The reference waits forever;
+// a hung script must not hang every refresh of the node.
+const ExecTimeout = 10 * time.Minute
+
+// Error is a template that could not be rendered. Msg is the reference's
+// message; Detail, when set, is the cause it logs on a line of its own.
+type Error struct {
+	Msg    string
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Detail == "" {
+		return e.Msg
+	}
+	return e.Detail + ": " + e.Msg
+}
+
+// Metadata is the merged metadata prepared for rendering many templates.
+// It is read-only and safe for concurrent use.
+type Metadata struct {
+	view    any
+	stdin   []byte
+	execMu  sync.Mutex // executable templates run one at a time, as in the reference
+	timeout time.Duration
+}
+
+// NewMetadata prepares cfg (a decoded JSON object) for rendering.
+func NewMetadata(cfg pyjson.Value) *Metadata {
+	return &Metadata{
+		view:    newView(cfg),
+		stdin:   []byte(pyjson.Dumps(cfg)),
+		timeout: ExecTimeout,
+	}
+}
+
+// Template renders the template file at path.
+func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
+	if isExecutable(path) {
+		return m.execute(ctx, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Msg: "could not render moustache template " + path, Detail: pyos.ErrorString(err, path)}
+	}
+	body, err := m.Mustache(data)
+	if err != nil {
+		return nil, &Error{Msg: "could not render moustache template " + path, Detail: err.Error()}
+	}
+	return body, nil
+}
+
+// Mustache renders template text. Like Python's text-mode read, it wants
+// UTF-8 and reads "\r\n" and "\r" as "\n".
+func (m *Metadata) Mustache(text []byte) ([]byte, error) {
+	if !utf8.Valid(text) {
+		return nil, errors.New("'utf-8' codec can't decode the template: not valid UTF-8")
+	}
+	src := universalNewlines(string(text))
+	// An empty provider makes every partial render empty, as in pystache
+	// with no search dirs.
+	tmpl, err := mustache.ParseStringPartialsRaw(src, &mustache.StaticProvider{}, true)
+	if err != nil {
+		return nil, parseError(src, err)
+	}
+	var out bytes.Buffer
+	out.Grow(len(src))
+	if err := tmpl.FRender(&out, m.view); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func universalNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+}
+
+// parseError words a mismatched or stray closing tag as pystache does,
+// "Section end tag mismatch: closing != open" (open is None at top level);
+// other parse errors keep the library's wording.
+func parseError(src string, err error) error {
+	var pe mustache.ParseError
+	if errors.As(err, &pe) && (pe.Code == mustache.ErrInterleavedClosingTag || pe.Code == mustache.ErrUnmatchedCloseTag) {
+		if closing, open, ok := firstMismatch(src); ok {
+			return fmt.Errorf("Section end tag mismatch: %s != %s", closing, open)
+		}
+	}
+	return err
+}
+
+// firstMismatch scans tags (following delimiter changes) and returns the
+// first closing tag that does not close the innermost open section.
+func firstMismatch(src string) (closing, open string, ok bool) {
+	otag, ctag := "{{", "}}"
+	var stack []string
+	for {
+		i := strings.Index(src, otag)
+		if i < 0 {
+			return "", "", false
+		}
+		src = src[i+len(otag):]
+		end := ctag
+		if strings.HasPrefix(src, "{") && otag == "{{" {
+			end = "}" + ctag
+		}
+		j := strings.Index(src, end)
+		if j < 0 {
+			return "", "", false
+		}
+		tag := strings.TrimSpace(src[:j])
+		src = src[j+len(end):]
+		if tag == "" {
+			continue
+		}
+		name := strings.TrimSpace(tag[1:])
+		switch tag[0] {
+		case '#', '^':
+			stack = append(stack, name)
+		case '/':
+			if len(stack) == 0 {
+				return name, "None", true
+			}
+			if top := stack[len(stack)-1]; top != name {
+				return name, top, true
+			}
+			stack = stack[:len(stack)-1]
+		case '=':
+			if f := strings.Fields(strings.TrimSuffix(name, "=")); len(f) == 2 {
+				otag, ctag = f[0], f[1]
+			}
+		}
+	}
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && unix.Access(path, unix.X_OK) == nil
+}
+
+// execute runs an executable template with the metadata on stdin.
+func (m *Metadata) execute(ctx context.Context, path string) ([]byte, error) {
+	m.execMu.Lock()
+	defer m.execMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Stdin = bytes.NewReader(m.stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Its own process group, so a timeout kills whatever it started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return nil, &Error{Msg: fmt.Sprintf("config script timed out after %s: %s", m.timeout, path)}
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return nil, &Error{Msg: fmt.Sprintf("config script could not be run: %s: %s", path, pyos.ErrorString(err, path))}
+	}
+	if err != nil {
+		out := append(stdout.Bytes(), stderr.Bytes()...)
+		return nil, &Error{Msg: fmt.Sprintf("config script failed: %s\n\nwith output:\n\n%s", path, pyjson.ReprBytes(out))}
+	}
+	if !utf8.Valid(stdout.Bytes()) {
+		return nil, &Error{Msg: "config script wrote output that is not UTF-8: " + path}
+	}
+	return stdout.Bytes(), nil
+}

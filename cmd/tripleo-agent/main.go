@@ -1,0 +1,43 @@
+// Command tripleo-agent is one binary for all the agent's programs; it runs
+// the one named by the link it was started through (os-apply-config, ...),
+// or by its first argument.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/tripleo-go/agent/applyconfig"
+	"github.com/tripleo-go/agent/internal/exitcode"
+)
+
+// programs maps a program name to its entry point.
+var programs = map[string]func(ctx context.Context, args []string) error{
+	"os-apply-config": func(ctx context.Context, args []string) error {
+		return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
+	},
+	// The reference's legacy name for the same program.
+	"os-config-applier": func(ctx context.Context, args []string) error {
+		return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
+	},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	name, args := filepath.Base(os.Args[0]), os.Args[1:]
+	run, ok := programs[name]
+	if !ok && len(args) > 0 {
+		name, args = args[0], args[1:]
+		run, ok = programs[name]
+	}
+	if !ok {
+		fmt.Fprintf(os.Stderr, "tripleo-agent: unknown program %q; run it through a link named after one of the programs\n", name)
+		os.Exit(exitcode.Usage)
+	}
+	os.Exit(exitcode.Of(run(ctx, args)))
+}

@@ -1,0 +1,259 @@
+// Package argparse parses command lines the way Python's argparse does for
+// the reference programs, so operators' scripts keep working: unique
+// prefixes of long options ("--temp" for "--templates"), "--opt=value",
+// "-tVALUE", grouped short flags ("-vt DIR"), options taking any number of
+// values ("-m a b c"), "--" to end options, the last repetition winning,
+// and a usage error (exit status 2) for anything else.
+package argparse
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Kind is how many values an option takes.
+type Kind int
+
+const (
+	Flag Kind = iota // no value (store_true)
+	One              // exactly one value
+	Many             // zero or more values (nargs='*')
+)
+
+// Option describes one option. Names are like "-t" and "--templates".
+type Option struct {
+	Names   []string
+	Kind    Kind
+	Metavar string
+	Help    string
+}
+
+// Parser holds a program's options.
+type Parser struct {
+	Prog        string
+	Description string
+	Options     []*Option
+}
+
+// Result holds what was given: for each option's first long name (or
+// short name), its values (nil for absent; empty for a flag or an empty
+// Many). Positional arguments are refused, as the reference takes none.
+type Result struct {
+	values map[string][]string
+}
+
+// Has reports whether the option was given.
+func (r *Result) Has(name string) bool { _, ok := r.values[name]; return ok }
+
+// Value returns the option's value, or def if absent.
+func (r *Result) Value(name, def string) string {
+	v, ok := r.values[name]
+	if !ok || len(v) == 0 {
+		return def
+	}
+	return v[len(v)-1]
+}
+
+// Values returns a Many option's values and whether it was given.
+func (r *Result) Values(name string) ([]string, bool) {
+	v, ok := r.values[name]
+	return v, ok
+}
+
+// UsageError is a command line the parser refused; Error() is the two
+// lines argparse prints.
+type UsageError struct {
+	Usage string
+	Msg   string
+}
+
+func (e *UsageError) Error() string { return e.Usage + "\n" + e.Msg }
+
+// ErrHelp is returned for -h/--help after the help was printed.
+var ErrHelp = fmt.Errorf("help requested")
+
+func (p *Parser) key(o *Option) string { return o.Names[len(o.Names)-1] }
+
+func (p *Parser) usageError(format string, args ...any) error {
+	return &UsageError{Usage: p.Usage(), Msg: fmt.Sprintf("%s: error: %s", p.Prog, fmt.Sprintf(format, args...))}
+}
+
+// find resolves an option string: exact match first, then a unique prefix
+// of a long option.
+func (p *Parser) find(s string) (*Option, error) {
+	for _, o := range p.Options {
+		for _, n := range o.Names {
+			if n == s {
+				return o, nil
+			}
+		}
+	}
+	if !strings.HasPrefix(s, "--") {
+		return nil, nil
+	}
+	var hits []string
+	var hit *Option
+	for _, o := range p.Options {
+		for _, n := range o.Names {
+			if strings.HasPrefix(n, "--") && strings.HasPrefix(n, s) {
+				hits = append(hits, n)
+				hit = o
+			}
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return nil, nil
+	case 1:
+		return hit, nil
+	}
+	return nil, p.usageError("ambiguous option: %s could match %s", s, strings.Join(hits, ", "))
+}
+
+func looksLikeOption(s string) bool {
+	if len(s) < 2 || s[0] != '-' {
+		return false
+	}
+	// argparse reads "-1" or "-.5" as a value when no option looks like it.
+	if c := s[1]; (c >= '0' && c <= '9') || c == '.' {
+		return false
+	}
+	return true
+}
+
+// Parse parses args (without the program name). For -h/--help it writes
+// the help to stdout and returns ErrHelp.
+func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
+	res := &Result{values: map[string][]string{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			if i+1 < len(args) {
+				return nil, p.usageError("unrecognized arguments: %s", strings.Join(args[i+1:], " "))
+			}
+			break
+		}
+		if a == "-h" || a == "--help" || (strings.HasPrefix(a, "--h") && strings.HasPrefix("--help", a) && len(a) > 3) {
+			io.WriteString(stdout, p.Help())
+			return nil, ErrHelp
+		}
+		if !looksLikeOption(a) {
+			return nil, p.usageError("unrecognized arguments: %s", strings.Join(args[i:], " "))
+		}
+		name, explicit, hasExplicit := a, "", false
+		if strings.HasPrefix(a, "--") {
+			if k, v, ok := strings.Cut(a, "="); ok {
+				name, explicit, hasExplicit = k, v, true
+			}
+		}
+		o, err := p.find(name)
+		if err != nil {
+			return nil, err
+		}
+		if o == nil && !strings.HasPrefix(a, "--") {
+			// A short option with its value or more flags attached.
+			o, _ = p.find(a[:2])
+			if o != nil {
+				name, explicit, hasExplicit = a[:2], a[2:], true
+				explicit = strings.TrimPrefix(explicit, "=")
+				if o.Kind == Flag {
+					// "-vt": the rest is more short options.
+					res.values[p.key(o)] = []string{}
+					args = append(args[:i+1], append([]string{"-" + a[2:]}, args[i+1:]...)...)
+					continue
+				}
+			}
+		}
+		if o == nil {
+			return nil, p.usageError("unrecognized arguments: %s", a)
+		}
+		key := p.key(o)
+		switch o.Kind {
+		case Flag:
+			if hasExplicit {
+				return nil, p.usageError("argument %s: ignored explicit argument '%s'", strings.Join(o.Names, "/"), explicit)
+			}
+			res.values[key] = []string{}
+		case One:
+			if hasExplicit {
+				res.values[key] = []string{explicit}
+				continue
+			}
+			if i+1 >= len(args) || looksLikeOption(args[i+1]) {
+				return nil, p.usageError("argument %s: expected one argument", strings.Join(o.Names, "/"))
+			}
+			i++
+			res.values[key] = []string{args[i]}
+		case Many:
+			vals := []string{}
+			if hasExplicit {
+				vals = append(vals, explicit)
+			} else {
+				for i+1 < len(args) && !looksLikeOption(args[i+1]) && args[i+1] != "--" {
+					i++
+					vals = append(vals, args[i])
+				}
+			}
+			res.values[key] = vals
+		}
+	}
+	return res, nil
+}
+
+// Usage is argparse's one-line usage.
+func (p *Parser) Usage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s [-h]", p.Prog)
+	for _, o := range p.Options {
+		n := o.Names[0]
+		switch o.Kind {
+		case Flag:
+			fmt.Fprintf(&b, " [%s]", n)
+		case One:
+			fmt.Fprintf(&b, " [%s %s]", n, o.metavar())
+		case Many:
+			fmt.Fprintf(&b, " [%s [%s ...]]", n, o.metavar())
+		}
+	}
+	return b.String()
+}
+
+func (o *Option) metavar() string {
+	if o.Metavar != "" {
+		return o.Metavar
+	}
+	return strings.ToUpper(strings.ReplaceAll(strings.TrimLeft(o.Names[len(o.Names)-1], "-"), "-", "_"))
+}
+
+// Help is the text printed for -h.
+func (p *Parser) Help() string {
+	var b strings.Builder
+	b.WriteString(p.Usage())
+	b.WriteString("\n\n")
+	if p.Description != "" {
+		b.WriteString(p.Description)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("options:\n  -h, --help            show this help message and exit\n")
+	for _, o := range p.Options {
+		var names []string
+		for _, n := range o.Names {
+			switch o.Kind {
+			case Flag:
+				names = append(names, n)
+			case One:
+				names = append(names, n+" "+o.metavar())
+			case Many:
+				names = append(names, fmt.Sprintf("%s [%s ...]", n, o.metavar()))
+			}
+		}
+		left := "  " + strings.Join(names, ", ")
+		if len(left) < 24 {
+			fmt.Fprintf(&b, "%-24s%s\n", left, o.Help)
+		} else {
+			fmt.Fprintf(&b, "%s\n                        %s\n", left, o.Help)
+		}
+	}
+	return b.String()
+}

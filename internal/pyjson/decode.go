@@ -1,0 +1,335 @@
+package pyjson
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds nesting so hostile input cannot exhaust the stack.
+// Python's own limit (its recursion limit) is lower, about 1000.
+const MaxDepth = 10000
+
+// SyntaxError describes where and why a document is not JSON.
+type SyntaxError struct {
+	Msg    string
+	Line   int
+	Column int
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%s: line %d column %d", e.Msg, e.Line, e.Column)
+}
+
+// Loads decodes one JSON document as Python's json.loads does: duplicate
+// keys keep their first position and their last value, NaN and Infinity are
+// accepted, control characters inside strings are not.
+func Loads(data []byte) (Value, error) {
+	if !utf8.Valid(data) {
+		return nil, &SyntaxError{Msg: "not valid UTF-8", Line: 1, Column: 1}
+	}
+	d := decoder{data: data}
+	d.skipSpace()
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	d.skipSpace()
+	if d.pos < len(d.data) {
+		return nil, d.errorf("extra data")
+	}
+	return v, nil
+}
+
+type decoder struct {
+	data []byte
+	pos  int
+}
+
+func (d *decoder) errorf(format string, args ...any) error {
+	line, col := 1, 1
+	for _, c := range d.data[:min(d.pos, len(d.data))] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return &SyntaxError{Msg: fmt.Sprintf(format, args...), Line: line, Column: col}
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) hasPrefix(s string) bool {
+	return len(d.data)-d.pos >= len(s) && string(d.data[d.pos:d.pos+len(s)]) == s
+}
+
+func (d *decoder) value(depth int) (Value, error) {
+	if depth > MaxDepth {
+		return nil, d.errorf("nested too deeply")
+	}
+	if d.pos >= len(d.data) {
+		return nil, d.errorf("expecting value")
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		return d.object(depth)
+	case c == '[':
+		return d.array(depth)
+	case c == '"':
+		return d.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		if d.hasPrefix("-Infinity") {
+			d.pos += len("-Infinity")
+			return Float(math.Inf(-1)), nil
+		}
+		return d.number()
+	}
+	for _, lit := range []struct {
+		text string
+		val  Value
+	}{
+		{"null", nil}, {"true", true}, {"false", false},
+		{"NaN", Float(math.NaN())}, {"Infinity", Float(math.Inf(1))},
+	} {
+		if d.hasPrefix(lit.text) {
+			d.pos += len(lit.text)
+			return lit.val, nil
+		}
+	}
+	return nil, d.errorf("expecting value")
+}
+
+func (d *decoder) object(depth int) (Value, error) {
+	d.pos++ // {
+	obj := NewObject(4)
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return obj, nil
+	}
+	for {
+		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+			return nil, d.errorf("expecting property name enclosed in double quotes")
+		}
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		d.skipSpace()
+		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+			return nil, d.errorf("expecting ':' delimiter")
+		}
+		d.pos++
+		d.skipSpace()
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		obj.Set(k, v)
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errorf("expecting ',' delimiter")
+		}
+		switch d.data[d.pos] {
+		case '}':
+			d.pos++
+			return obj, nil
+		case ',':
+			d.pos++
+			d.skipSpace()
+		default:
+			return nil, d.errorf("expecting ',' delimiter")
+		}
+	}
+}
+
+func (d *decoder) array(depth int) (Value, error) {
+	d.pos++ // [
+	arr := []Value{}
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return arr, nil
+	}
+	for {
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errorf("expecting ',' delimiter")
+		}
+		switch d.data[d.pos] {
+		case ']':
+			d.pos++
+			return arr, nil
+		case ',':
+			d.pos++
+			d.skipSpace()
+		default:
+			return nil, d.errorf("expecting ',' delimiter")
+		}
+	}
+}
+
+// number follows Python's scanner: -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?
+func (d *decoder) number() (Value, error) {
+	start := d.pos
+	digits := func() int {
+		n := 0
+		for d.pos < len(d.data) && d.data[d.pos] >= '0' && d.data[d.pos] <= '9' {
+			d.pos++
+			n++
+		}
+		return n
+	}
+	if d.data[d.pos] == '-' {
+		d.pos++
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == '0' {
+		d.pos++
+	} else if digits() == 0 {
+		d.pos = start
+		return nil, d.errorf("expecting value")
+	}
+	isFloat := false
+	if d.pos+1 < len(d.data) && d.data[d.pos] == '.' && isDigit(d.data[d.pos+1]) {
+		d.pos++
+		digits()
+		isFloat = true
+	}
+	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
+		save := d.pos
+		d.pos++
+		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
+			d.pos++
+		}
+		if digits() == 0 {
+			d.pos = save // not an exponent: Python stops the number here
+		} else {
+			isFloat = true
+		}
+	}
+	lit := string(d.data[start:d.pos])
+	if !isFloat {
+		if lit == "-0" {
+			lit = "0"
+		}
+		return Number{Text: lit}, nil
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && !isRangeErr(err) {
+		return nil, d.errorf("bad number %q", lit)
+	}
+	return Float(f), nil // out of range gives ±Inf or 0, as in Python
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (d *decoder) str() (string, error) {
+	d.pos++ // opening quote
+	start := d.pos
+	// Fast path: no escapes.
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		if c == '"' {
+			s := string(d.data[start:d.pos])
+			d.pos++
+			return s, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", d.errorf("invalid control character in string")
+		}
+		d.pos++
+	}
+	buf := append([]byte(nil), d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return string(buf), nil
+		case c < 0x20:
+			return "", d.errorf("invalid control character in string")
+		case c != '\\':
+			buf = append(buf, c)
+			d.pos++
+			continue
+		}
+		d.pos++ // backslash
+		if d.pos >= len(d.data) {
+			break
+		}
+		e := d.data[d.pos]
+		d.pos++
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := d.hex4()
+			if !ok {
+				return "", d.errorf("invalid \\uXXXX escape")
+			}
+			if utf16.IsSurrogate(r) && d.hasPrefix(`\u`) {
+				save := d.pos
+				d.pos += 2
+				if r2, ok := d.hex4(); ok && utf16.DecodeRune(r, r2) != utf8.RuneError {
+					r = utf16.DecodeRune(r, r2)
+				} else {
+					d.pos = save
+				}
+			}
+			// A lone surrogate cannot be UTF-8; it becomes U+FFFD.
+			buf = utf8.AppendRune(buf, r)
+		default:
+			d.pos--
+			return "", d.errorf("invalid \\escape")
+		}
+	}
+	return "", d.errorf("unterminated string")
+}
+
+func (d *decoder) hex4() (rune, bool) {
+	if len(d.data)-d.pos < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(d.data[d.pos:d.pos+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	d.pos += 4
+	return rune(n), true
+}

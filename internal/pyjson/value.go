@@ -1,0 +1,219 @@
+// Package pyjson reads and writes JSON exactly as Python's json module does
+// in the reference agents: objects keep their key order (Python dicts are
+// ordered), integers keep every digit, floats print as Python's repr, and
+// Dumps uses json.dumps' defaults (", " and ": " separators, non-ASCII
+// escaped). It also renders values with Python's str() and repr(), which
+// the reference puts into some of its messages and outputs.
+//
+// A Value is one of: *Object, []Value, string, Number, bool, or nil (null).
+package pyjson
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Value is a decoded JSON value; see the package comment for its types.
+type Value = any
+
+// Object is a JSON object that remembers the order in which keys were first
+// set, as a Python dict does.
+type Object struct {
+	keys []string
+	vals map[string]Value
+}
+
+// NewObject returns an empty object with room for n keys.
+func NewObject(n int) *Object {
+	return &Object{keys: make([]string, 0, n), vals: make(map[string]Value, n)}
+}
+
+// Len is the number of keys.
+func (o *Object) Len() int {
+	if o == nil {
+		return 0
+	}
+	return len(o.keys)
+}
+
+// Keys returns the keys in order. The slice must not be modified.
+func (o *Object) Keys() []string {
+	if o == nil {
+		return nil
+	}
+	return o.keys
+}
+
+// Get returns the value of key k and whether it is present.
+func (o *Object) Get(k string) (Value, bool) {
+	if o == nil {
+		return nil, false
+	}
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+// Set sets k to v. A new key goes last; an existing key keeps its place,
+// as in Python.
+func (o *Object) Set(k string, v Value) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+// Number is a JSON number. Integers keep their literal digits (Python ints
+// are unbounded); a number with a fraction or exponent is a float64, as
+// Python's json module makes it.
+type Number struct {
+	// Text is the number as Python's str() and json.dumps print it.
+	Text    string
+	IsFloat bool
+	Float   float64 // set when IsFloat
+}
+
+// IsZero reports whether the number is 0, 0.0 or -0.0 (falsy in Python).
+func (n Number) IsZero() bool {
+	if n.IsFloat {
+		return n.Float == 0
+	}
+	return n.Text == "0"
+}
+
+// Int returns a Number for an integer.
+func Int(i int64) Number { return Number{Text: strconv.FormatInt(i, 10)} }
+
+// Float returns a Number for a float, printed as Python's repr.
+func Float(f float64) Number { return Number{Text: FloatRepr(f), IsFloat: true, Float: f} }
+
+// FloatRepr formats f as Python's repr(float) and json.dumps do: the
+// shortest digits that round-trip, in positional notation when the decimal
+// exponent is in [-4, 16), else scientific with a two-digit exponent.
+func FloatRepr(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	// 'e' with precision -1 gives the shortest round-trip digits.
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	mant, expStr, _ := strings.Cut(s, "e")
+	exp, _ := strconv.Atoi(expStr)
+	digits := strings.Replace(mant, ".", "", 1)
+	decpt := exp + 1 // position of the decimal point relative to digits
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	switch {
+	case decpt > 16 || decpt < -3:
+		b.WriteString(digits[:1])
+		if len(digits) > 1 {
+			b.WriteByte('.')
+			b.WriteString(digits[1:])
+		}
+		b.WriteByte('e')
+		if exp < 0 {
+			b.WriteByte('-')
+			exp = -exp
+		} else {
+			b.WriteByte('+')
+		}
+		if exp < 10 {
+			b.WriteByte('0')
+		}
+		b.WriteString(strconv.Itoa(exp))
+	case decpt <= 0:
+		b.WriteString("0.")
+		b.WriteString(strings.Repeat("0", -decpt))
+		b.WriteString(digits)
+	case decpt >= len(digits):
+		b.WriteString(digits)
+		b.WriteString(strings.Repeat("0", decpt-len(digits)))
+		b.WriteString(".0")
+	default:
+		b.WriteString(digits[:decpt])
+		b.WriteByte('.')
+		b.WriteString(digits[decpt:])
+	}
+	return b.String()
+}
+
+// Equal reports whether a and b are equal as Python compares the decoded
+// values: objects regardless of key order, 1 == 1.0, true == 1.
+func Equal(a, b Value) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool, Number:
+		xn, ok1 := numeric(a)
+		yn, ok2 := numeric(b)
+		if !ok1 || !ok2 {
+			return false
+		}
+		return xn == yn
+	case []Value:
+		y, ok := b.([]Value)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case *Object:
+		y, ok := b.(*Object)
+		if !ok || x.Len() != y.Len() {
+			return false
+		}
+		for _, k := range x.Keys() {
+			yv, ok := y.Get(k)
+			if !ok {
+				return false
+			}
+			xv, _ := x.Get(k)
+			if !Equal(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// numeric gives a comparable form of bools and numbers: Python treats
+// True == 1 == 1.0. Integers too big for a float compare by their digits.
+func numeric(v Value) (string, bool) {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "1", true
+		}
+		return "0", true
+	case Number:
+		if x.IsFloat {
+			if x.Float == 0 {
+				return "0", true // -0.0 == 0 in Python
+			}
+			if x.Float == math.Trunc(x.Float) && math.Abs(x.Float) < 1e300 {
+				return strconv.FormatFloat(x.Float, 'f', 0, 64), true
+			}
+			return x.Text, true
+		}
+		return x.Text, true
+	}
+	return "", false
+}
