@@ -83,7 +83,7 @@ func newParser() *argparse.Parser {
 			{Names: []string{"--boolean-key"}, Kind: argparse.One, Help: "exit 0 if this key is true, 1 if false, 255 otherwise"},
 			{Names: []string{"--version"}, Kind: argparse.Flag, Help: "print the version and exit"},
 			{Names: []string{"--os-config-files"}, Kind: argparse.One, Help: "path of os_config_files.json"},
-			{Names: []string{"--log-file"}, Kind: argparse.One, Metavar: "PATH", Help: "also append the log to this file (the reference always did so under /var/log as root)"},
+			{Names: []string{"--log-file"}, Kind: argparse.One, Metavar: "PATH", Help: "also append the log to this file"},
 		},
 	}
 }

@@ -1,0 +1,121 @@
+package render
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+const fixture = `{"x": "foo", "y": false, "z": null, "n": 0, "f": -0.0, "ff": 0.0, "one": 1,
+ "blank": " ", "empty": "", "s": "a<b>&\"c'", "d": {"x": 9, "\u00e9": "\u00e9", "y": {"z": "deep"}, "a.b": 1},
+ "e": {}, "l": [], "items": [{"name": "a"}, {"name": "b", "top": "inner"}], "nums": [1, 2.5, "three"],
+ "top": "outer", "big": 123456789012345678901234567890, "t": true, "String": "key named String"}`
+
+func md(t testing.TB) *Metadata {
+	cfg, err := pyjson.Loads([]byte(fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewMetadata(cfg)
+}
+
+// Expectations are pystache 0.6.0's output with os-apply-config's renderer
+// (checked by running the reference); the difftest corpus covers more.
+func TestMustache(t *testing.T) {
+	m := md(t)
+	for _, tc := range []struct{ name, tmpl, want string }{
+		{"no escaping", "{{s}}|{{{s}}}|{{&s}}", `a<b>&"c'|a<b>&"c'|a<b>&"c'`},
+		{"missing is empty", "[{{nope}}][{{nope.deeper}}]", "[][]"},
+		{"null is empty", "[{{z}}]", "[]"},
+		{"json of non-strings", "{{y}} {{n}} {{f}} {{ff}} {{big}} {{t}}", "false 0 -0.0 0.0 123456789012345678901234567890 true"},
+		{"dict as json, non-ascii escaped", "{{d}}", `{"x": 9, "\u00e9": "\u00e9", "y": {"z": "deep"}, "a.b": 1}`},
+		{"raw non-ascii in strings", "{{d.é}}", "é"},
+		{"dotted", "{{d.y.z}}", "deep"},
+		{"dotted key unreachable", "[{{d.a.b}}]", "[]"},
+		{"empty containers", "{{e}} {{l}}", "{} []"},
+		{"falsy sections", "{{#y}}1{{/y}}{{#z}}2{{/z}}{{#n}}3{{/n}}{{#f}}4{{/f}}{{#ff}}5{{/ff}}{{#empty}}6{{/empty}}{{#e}}7{{/e}}{{#l}}8{{/l}}{{#nope}}9{{/nope}}", ""},
+		{"inverted", "{{^y}}1{{/y}}{{^z}}2{{/z}}{{^n}}3{{/n}}{{^f}}4{{/f}}{{^e}}5{{/e}}{{^l}}6{{/l}}{{^x}}7{{/x}}", "123456"},
+		{"whitespace string is truthy", "[{{#blank}}yes{{.}}{{/blank}}]", "[yes ]"},
+		{"list of dicts, parent fallback", "{{#items}}{{name}}:{{top}} {{/items}}", "a:outer b:inner "},
+		{"implicit iterator", "{{#nums}}<{{.}}>{{/nums}}", "<1><2.5><three>"},
+		{"dict section pushes", "{{#d}}{{x}}{{top}}{{/d}}", "9outer"},
+		{"scalar section", "{{#one}}[{{.}}]{{/one}}", "[1]"},
+		{"standalone lines vanish", "a\n{{#t}}\nb\n{{/t}}\nc\n", "a\nb\nc\n"},
+		{"comments", "a{{! hidden }}b", "ab"},
+		{"delimiters", "{{=<% %>=}}<%x%>{{x}}", "foo{{x}}"},
+		{"partials are empty", "[{{>p}}]", "[]"},
+		{"method names are keys", "{{String}}|{{#d}}{{Format}}{{/d}}", "key named String|"},
+		{"crlf read as lf", "a\r\n{{x}}\rb", "a\nfoo\nb"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := m.Mustache([]byte(tc.tmpl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Fatalf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMustacheErrors(t *testing.T) {
+	m := md(t)
+	for _, tc := range []struct{ tmpl, want string }{
+		{"{{#a}}x{{/b}}", "Section end tag mismatch: b != a"},
+		{"{{#a}}{{#c}}x{{/c}}{{/b}}{{/a}}", "Section end tag mismatch: b != a"},
+		{"x{{/b}}", "Section end tag mismatch: b != None"},
+		{"{{=<% %>=}}<%#a%>x<%/b%>", "Section end tag mismatch: b != a"},
+		{"\xff{{x}}", "not valid UTF-8"},
+	} {
+		_, err := m.Mustache([]byte(tc.tmpl))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.tmpl, err, tc.want)
+		}
+	}
+}
+
+func TestExecutableTemplate(t *testing.T) {
+	m := md(t)
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok")
+	os.WriteFile(ok, []byte("#!/bin/sh\nhead -c 12\n"), 0o755)
+	got, err := m.Template(context.Background(), ok)
+	if err != nil || string(got) != `{"x": "foo",` {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	bad := filepath.Join(dir, "bad")
+	os.WriteFile(bad, []byte("#!/bin/sh\necho out; echo err >&2; exit 3\n"), 0o755)
+	_, err = m.Template(context.Background(), bad)
+	want := "config script failed: " + bad + "\n\nwith output:\n\nb'out\\nerr\\n'"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
+	}
+}
+
+func TestExecutableTimeoutKillsGroup(t *testing.T) {
+	m := md(t)
+	m.timeout = 200e6 // 200ms
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow")
+	os.WriteFile(slow, []byte("#!/bin/sh\nsleep 30 &\nsleep 30\n"), 0o755)
+	_, err := m.Template(context.Background(), slow)
+	if err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func BenchmarkMustache(b *testing.B) {
+	m := md(b)
+	tmpl := []byte(strings.Repeat("[section]\nkey = {{x}}\nnested = {{d.y.z}}\n{{#items}}item = {{name}} {{top}}\n{{/items}}{{^y}}flag = off\n{{/y}}\n", 20))
+	b.SetBytes(int64(len(tmpl)))
+	for b.Loop() {
+		if _, err := m.Mustache(tmpl); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
