@@ -5,12 +5,16 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build test unit difftest bench demo install clean fmt vet
+.PHONY: build deps test unit bench demo install clean fmt
 
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
 	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
+
+# Installs the reference programs and a Go toolchain if missing (root).
+deps:
+	bash scripts/install-deps.sh
 
 # The whole suite; the differential tests need the reference installed
 # (.ci/run installs it) and are skipped without it unless REQUIRE_REFERENCE=1.

@@ -83,7 +83,7 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	if !utf8.Valid(text) {
 		return nil, errors.New("'utf-8' codec can't decode the template: not valid UTF-8")
 	}
-	src := universalNewlines(string(text))
+	src := matchPystacheStandalone(universalNewlines(string(text)))
 	// An empty provider makes every partial render empty, as in pystache
 	// with no search dirs.
 	tmpl, err := mustache.ParseStringPartialsRaw(src, &mustache.StaticProvider{}, true)
@@ -116,50 +116,6 @@ func parseError(src string, err error) error {
 		}
 	}
 	return err
-}
-
-// firstMismatch scans tags (following delimiter changes) and returns the
-// first closing tag that does not close the innermost open section.
-func firstMismatch(src string) (closing, open string, ok bool) {
-	otag, ctag := "{{", "}}"
-	var stack []string
-	for {
-		i := strings.Index(src, otag)
-		if i < 0 {
-			return "", "", false
-		}
-		src = src[i+len(otag):]
-		end := ctag
-		if strings.HasPrefix(src, "{") && otag == "{{" {
-			end = "}" + ctag
-		}
-		j := strings.Index(src, end)
-		if j < 0 {
-			return "", "", false
-		}
-		tag := strings.TrimSpace(src[:j])
-		src = src[j+len(end):]
-		if tag == "" {
-			continue
-		}
-		name := strings.TrimSpace(tag[1:])
-		switch tag[0] {
-		case '#', '^':
-			stack = append(stack, name)
-		case '/':
-			if len(stack) == 0 {
-				return name, "None", true
-			}
-			if top := stack[len(stack)-1]; top != name {
-				return name, top, true
-			}
-			stack = stack[:len(stack)-1]
-		case '=':
-			if f := strings.Fields(strings.TrimSuffix(name, "=")); len(f) == 2 {
-				otag, ctag = f[0], f[1]
-			}
-		}
-	}
 }
 
 func isExecutable(path string) bool {

@@ -119,3 +119,24 @@ func BenchmarkMustache(b *testing.B) {
 		}
 	}
 }
+
+func TestStandaloneAsPystache(t *testing.T) {
+	m := md(t)
+	for _, tc := range []struct{ tmpl, want string }{
+		// pystache keeps a section line that has trailing blanks.
+		{" {{#t}} \n x\n {{/t}} \n", "  \n x\n  \n"},
+		{"{{#t}}\t\nx\n{{/t}}\n", "\t\nx\n"},
+		{"\t{{#t}}\n\tx\n\t{{/t}}\nend", "\tx\nend"},
+		{"{{! c }} \nx", " \nx"},
+		{"{{=<% %>=}} \n<%x%>", " \nfoo"},
+		{"{{#t}}{{x}}{{/t}} \n", "foo \n"},
+	} {
+		got, err := m.Mustache([]byte(tc.tmpl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.tmpl, got, tc.want)
+		}
+	}
+}
