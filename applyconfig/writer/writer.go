@@ -50,6 +50,12 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("could not write %s: %v", e.Path, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
 
+// The durability calls, replaceable so tests can count them.
+var (
+	syncFS  = func(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
+	syncDir = func(f *os.File) error { return f.Sync() }
+)
+
 type action int
 
 const (
@@ -194,7 +200,7 @@ func stage(plan []planned, dirs *dirSet) error {
 		}
 	}
 	for _, f := range syncFDs {
-		if err := unix.Syncfs(int(f.Fd())); err != nil {
+		if err := syncFS(f); err != nil {
 			removeTemps(plan)
 			return &Error{Path: f.Name(), Err: err}
 		}
@@ -302,7 +308,7 @@ func (d *dirSet) sync() error {
 		if err != nil {
 			return &Error{Path: dir, Err: err}
 		}
-		err = f.Sync()
+		err = syncDir(f)
 		f.Close()
 		if err != nil {
 			return &Error{Path: dir, Err: err}

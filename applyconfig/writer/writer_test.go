@@ -171,3 +171,43 @@ func BenchmarkApplyUnchanged(b *testing.B) {
 		}
 	}
 }
+
+// Durability is batched: one syncfs for all staged files of a filesystem
+// before the renames, then one fsync per directory that changed (including
+// the parents of directories created on the way).
+func TestDurabilityIsBatched(t *testing.T) {
+	var fsSyncs, dirSyncs []string
+	oldFS, oldDir := syncFS, syncDir
+	syncFS = func(f *os.File) error { fsSyncs = append(fsSyncs, f.Name()); return nil }
+	syncDir = func(f *os.File) error { dirSyncs = append(dirSyncs, f.Name()); return nil }
+	t.Cleanup(func() { syncFS, syncDir = oldFS, oldDir })
+
+	dir := t.TempDir()
+	var files []File
+	for _, p := range []string{"etc/a/1", "etc/a/2", "etc/a/3", "etc/b/1", "top"} {
+		files = append(files, file(filepath.Join(dir, p), "x"))
+	}
+	if _, err := Apply(files, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if len(fsSyncs) != 1 {
+		t.Errorf("syncfs calls: %v, want 1", fsSyncs)
+	}
+	want := map[string]bool{dir: true, dir + "/etc": true, dir + "/etc/a": true, dir + "/etc/b": true}
+	if len(dirSyncs) != len(want) {
+		t.Errorf("directory syncs %v, want each of %v once", dirSyncs, want)
+	}
+	for _, d := range dirSyncs {
+		if !want[d] {
+			t.Errorf("unexpected directory sync %s", d)
+		}
+	}
+	// Nothing changed: nothing to make durable.
+	fsSyncs, dirSyncs = nil, nil
+	if _, err := Apply(files, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if len(fsSyncs)+len(dirSyncs) != 0 {
+		t.Errorf("syncs on an unchanged run: %v %v", fsSyncs, dirSyncs)
+	}
+}
