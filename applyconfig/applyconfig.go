@@ -146,11 +146,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	} else {
 		opts.fallback = env.rooted(defaultFallbackMetadata...)
 	}
-	if v, ok := env.LookupEnv("OS_CONFIG_FILES_PATH"); ok {
-		opts.osConfigFiles = res.Value("--os-config-files", v)
-	} else {
-		opts.osConfigFiles = res.Value("--os-config-files", env.rooted(DefaultOSConfigFiles)[0])
-	}
+	opts.osConfigFiles = res.Value("--os-config-files", env.defaultOSConfigFiles())
 
 	if res.Has("--print-templates") {
 		fmt.Fprintln(env.Stdout, opts.templates)
@@ -195,6 +191,15 @@ func (env Env) rooted(paths ...string) []string {
 	return out
 }
 
+// defaultOSConfigFiles is $OS_CONFIG_FILES_PATH, else the standard path.
+// Only a list read from this default falls back to the old location.
+func (env Env) defaultOSConfigFiles() string {
+	if v, ok := env.LookupEnv("OS_CONFIG_FILES_PATH"); ok {
+		return v
+	}
+	return env.rooted(DefaultOSConfigFiles)[0]
+}
+
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()
@@ -233,7 +238,7 @@ func (o *options) chooseMetadata(env Env, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if len(list) == 0 && o.osConfigFiles == env.rooted(DefaultOSConfigFiles)[0] {
+	if len(list) == 0 && o.osConfigFiles == env.defaultOSConfigFiles() {
 		old := env.rooted(oldOSConfigFiles)[0]
 		log.Warn("DEPRECATED: falling back to " + old)
 		if list, err = loadList(old); err != nil {

@@ -35,6 +35,9 @@ func Read(paths []string) (*pyjson.Object, error) {
 		if err != nil {
 			return nil, &Error{Msg: fmt.Sprintf("Could not open %s for reading. %s", p, pyos.ErrorString(err, p))}
 		}
+		if msg, bad := pyos.DecodeError(data); bad {
+			return nil, &Error{Msg: fmt.Sprintf("Could not parse metadata file: %s: %s", p, msg)}
+		}
 		doc, err := pyjson.Loads(data)
 		if err != nil {
 			return nil, &Error{Msg: fmt.Sprintf("Could not parse metadata file: %s: %v", p, err)}

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cbroglie/mustache"
 	"golang.org/x/sys/unix"
@@ -80,8 +79,8 @@ func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
 // Mustache renders template text. Like Python's text-mode read, it wants
 // UTF-8 and reads "\r\n" and "\r" as "\n".
 func (m *Metadata) Mustache(text []byte) ([]byte, error) {
-	if !utf8.Valid(text) {
-		return nil, errors.New("'utf-8' codec can't decode the template: not valid UTF-8")
+	if msg, bad := pyos.DecodeError(text); bad {
+		return nil, errors.New(msg)
 	}
 	src := matchPystacheStandalone(universalNewlines(string(text)))
 	// An empty provider makes every partial render empty, as in pystache
@@ -149,8 +148,8 @@ func (m *Metadata) execute(ctx context.Context, path string) ([]byte, error) {
 		out := append(stdout.Bytes(), stderr.Bytes()...)
 		return nil, &Error{Msg: fmt.Sprintf("config script failed: %s\n\nwith output:\n\n%s", path, pyjson.ReprBytes(out))}
 	}
-	if !utf8.Valid(stdout.Bytes()) {
-		return nil, &Error{Msg: "config script wrote output that is not UTF-8: " + path}
+	if msg, bad := pyos.DecodeError(stdout.Bytes()); bad {
+		return nil, &Error{Msg: fmt.Sprintf("config script wrote output that is not UTF-8: %s: %s", path, msg)}
 	}
 	return stdout.Bytes(), nil
 }
