@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// errMismatch marks a case whose two programs wrote different trees.
+var errMismatch = errors.New("output mismatch")
+
+// maxDiffLines bounds the differences printed for a mismatch.
+const maxDiffLines = 10
+
+// program is one os-apply-config binary under test.
+type program struct {
+	label string // "ref" or "ours"; names its output dir and log
+	path  string
+}
+
+// benchCase is one scenario. Only the render of meta into a dir readied by
+// prepare is timed.
+type benchCase struct {
+	name    string
+	meta    []string
+	prepare func(ctx context.Context, p program, outDir string) error
+}
+
+// bench holds what every case needs.
+type bench struct {
+	cfg      config
+	corpus   *corpus
+	paths    corpusPaths
+	workdir  string
+	ref      program
+	ours     program
+	stdout   io.Writer
+	progress io.Writer
+}
+
+// cases returns the scenarios selected by -case, in a fixed order.
+func (b *bench) cases() []benchCase {
+	fresh := benchCase{name: "fresh", meta: b.paths.meta, prepare: b.prepareEmpty}
+	steady := benchCase{name: "steady", meta: b.paths.modified, prepare: b.prepareRendered}
+	switch b.cfg.which {
+	case "fresh":
+		return []benchCase{fresh}
+	case "steady":
+		return []benchCase{steady}
+	}
+	return []benchCase{fresh, steady}
+}
+
+// prepareEmpty gives every fresh run a new empty output directory.
+func (b *bench) prepareEmpty(_ context.Context, _ program, outDir string) error {
+	return resetDir(outDir)
+}
+
+// prepareRendered fills the output directory with a complete render of the
+// original metadata by the same program, so the timed run measures an
+// update of an existing tree after one service's values changed.
+func (b *bench) prepareRendered(ctx context.Context, p program, outDir string) error {
+	if err := resetDir(outDir); err != nil {
+		return err
+	}
+	_, err := b.render(ctx, p, outDir, b.paths.meta, "steady-prepare")
+	return err
+}
+
+func resetDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("reset %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("reset %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (b *bench) outDir(c benchCase, p program) string {
+	return filepath.Join(b.workdir, "out", c.name+"-"+p.label)
+}
+
+// runCase alternates ref and ours, round after round, so that slow drifts
+// of the machine (thermal, page cache, other load) hit both alike. Round 0
+// is checked for identical output before any timing is trusted.
+func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
+	res := caseResult{name: c.name}
+	rounds := b.cfg.warmup + b.cfg.runs
+	fmt.Fprintf(b.progress, "oacbench: case %s: %d warm-up + %d timed rounds (ref, ours alternately)\n",
+		c.name, b.cfg.warmup, b.cfg.runs)
+	for round := range rounds {
+		sides := []struct {
+			p       program
+			samples *[]sample
+		}{{b.ref, &res.ref}, {b.ours, &res.ours}}
+		for _, side := range sides {
+			out := b.outDir(c, side.p)
+			if err := c.prepare(ctx, side.p, out); err != nil {
+				return res, err
+			}
+			// Flush the previous runs' dirty pages and deletions now, so
+			// that their writeback (and, on a disk mounted with discard, the
+			// discards) does not land inside the next timed run.
+			syscall.Sync()
+			s, err := b.render(ctx, side.p, out, c.meta, c.name)
+			if err != nil {
+				return res, err
+			}
+			if round >= b.cfg.warmup {
+				*side.samples = append(*side.samples, s)
+			}
+			if b.cfg.verbose {
+				fmt.Fprintf(b.progress, "oacbench: %s round %d %s: %.1f ms, %.1f MiB\n",
+					c.name, round, side.p.label, float64(s.wall)/float64(time.Millisecond), float64(s.maxRSS)/1024)
+			}
+		}
+		if round == 0 {
+			if err := b.verify(ctx, c); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// render runs one whole os-apply-config process and measures it. Output
+// goes to a log file rather than a pipe so that no copying goroutine in
+// this process competes with the child.
+func (b *bench) render(ctx context.Context, p program, outDir string, meta []string, tag string) (sample, error) {
+	logPath := filepath.Join(b.workdir, "logs", tag+"-"+p.label+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return sample{}, err
+	}
+	defer log.Close()
+
+	args := append([]string{"-t", b.paths.templates, "-o", outDir, "-m"}, meta...)
+	// --fallback-metadata with no values: the default fallback files of the
+	// host must not leak into the benchmark.
+	args = append(args, "--fallback-metadata")
+	cmd := exec.CommandContext(ctx, p.path, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s (%s) failed in run %s: %v\n--- last output (%s) ---\n%s",
+			p.label, p.path, tag, err, logPath, tail(logPath, 2000))
+	}
+	s := sample{wall: wall}
+	// Maxrss is in KiB on Linux.
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.maxRSS = ru.Maxrss
+	}
+	return s, nil
+}
+
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(data) > n {
+		data = data[len(data)-n:]
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		}
+	}
+	return string(data)
+}
+
+// verify compares the trees both programs wrote in the same round.
+func (b *bench) verify(ctx context.Context, c benchCase) error {
+	refTree, err := snapshot(b.outDir(c, b.ref))
+	if err != nil {
+		return err
+	}
+	oursTree, err := snapshot(b.outDir(c, b.ours))
+	if err != nil {
+		return err
+	}
+	if countFiles(refTree) == 0 {
+		return fmt.Errorf("case %s: the reference wrote no files; the corpus is broken", c.name)
+	}
+	if diffs := diffTrees(refTree, oursTree, "ref", "ours"); len(diffs) > 0 {
+		b.reportMismatch(c, diffs)
+		return fmt.Errorf("case %s: %w", c.name, errMismatch)
+	}
+	fmt.Fprintf(b.stdout, "%s: outputs identical (%d files, paths+bytes+modes)\n", c.name, countFiles(refTree))
+	if c.name == "steady" {
+		return b.reportSteadyChange(ctx, refTree)
+	}
+	return nil
+}
+
+func (b *bench) reportMismatch(c benchCase, diffs []string) {
+	w := b.progress
+	fmt.Fprintf(w, "\n!!!!!! WARNING: OUTPUT MISMATCH in case %s: ref and ours wrote different trees (%d differences); timings are meaningless, case skipped !!!!!!\n",
+		c.name, len(diffs))
+	for i, d := range diffs {
+		if i == maxDiffLines {
+			fmt.Fprintf(w, "  ... and %d more\n", len(diffs)-maxDiffLines)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+	fmt.Fprintf(w, "  (trees are under %s; rerun with -keep to keep them)\n\n", filepath.Join(b.workdir, "out"))
+}
+
+// reportSteadyChange checks the corpus does what the steady case claims:
+// the modified metadata changes only a handful of files. It renders the
+// original metadata once more with the reference (untimed) and counts the
+// differences to the steady output.
+func (b *bench) reportSteadyChange(ctx context.Context, steadyTree map[string]entry) error {
+	base := filepath.Join(b.workdir, "out", "steady-baseline")
+	if err := resetDir(base); err != nil {
+		return err
+	}
+	if _, err := b.render(ctx, b.ref, base, b.paths.meta, "steady-baseline"); err != nil {
+		return err
+	}
+	baseTree, err := snapshot(base)
+	if err != nil {
+		return err
+	}
+	n := len(diffTrees(baseTree, steadyTree, "before", "after"))
+	fmt.Fprintf(b.stdout, "steady: changing service %q alters %d of %d output paths\n", b.corpus.changed, n, len(baseTree))
+	if n == 0 {
+		return fmt.Errorf("steady: the modified metadata changed no output; the corpus is broken")
+	}
+	return nil
+}

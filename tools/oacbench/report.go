@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// Targets from the project's issue. They are informational: a MISS does not
+// change the exit status.
+const (
+	targetFreshRatio  = 10.0
+	targetSteadyRatio = 40.0
+	targetOursRSSMiB  = 20.0
+)
+
+// sample is one timed run of one program.
+type sample struct {
+	wall   time.Duration
+	maxRSS int64 // KiB, from getrusage of the child
+}
+
+// caseResult holds the timed samples of both programs for one case.
+type caseResult struct {
+	name      string
+	ref, ours []sample
+}
+
+// median of the wall times in milliseconds; the middle pair is averaged for
+// an even count. Median rather than mean: one run disturbed by the page
+// cache or a noisy neighbour should not move the figure.
+func median(ss []sample) float64 {
+	if len(ss) == 0 {
+		return 0
+	}
+	ms := make([]float64, len(ss))
+	for i, s := range ss {
+		ms[i] = float64(s.wall) / float64(time.Millisecond)
+	}
+	slices.Sort(ms)
+	mid := len(ms) / 2
+	if len(ms)%2 == 0 {
+		return (ms[mid-1] + ms[mid]) / 2
+	}
+	return ms[mid]
+}
+
+// peakRSSMiB is the largest max-RSS over the runs.
+func peakRSSMiB(ss []sample) float64 {
+	var peak int64
+	for _, s := range ss {
+		peak = max(peak, s.maxRSS)
+	}
+	return float64(peak) / 1024
+}
+
+// ratio is how many times faster ours is than the reference (ref/ours).
+func ratio(ref, ours float64) float64 {
+	if ours <= 0 {
+		return 0
+	}
+	return ref / ours
+}
+
+func formatRatio(r float64) string { return fmt.Sprintf("%.1fx", r) }
+
+func passMiss(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// ratioTarget returns the issue's speed-up target for a case.
+func ratioTarget(name string) (float64, bool) {
+	switch name {
+	case "fresh":
+		return targetFreshRatio, true
+	case "steady":
+		return targetSteadyRatio, true
+	}
+	return 0, false
+}
+
+// printReport writes the corpus line, one row per case and the memory
+// target row.
+func printReport(w io.Writer, c *corpus, results []caseResult) {
+	fmt.Fprintf(w, "corpus: %d templates (%d with .oac) in %d service dirs; metadata %d files, %d bytes (%.0f KiB); steady changes service %q\n",
+		len(c.templates), c.oacCount(), len(serviceNames), len(c.meta), c.metaBytes(), float64(c.metaBytes())/1024, c.changed)
+	if len(results) == 0 {
+		fmt.Fprintln(w, "no timings: no case passed the output check")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\truns\tref median ms\tours median ms\tratio\tref peak RSS MiB\tours peak RSS MiB\ttarget")
+	var oursPeak float64
+	for _, r := range results {
+		refMs, oursMs := median(r.ref), median(r.ours)
+		q := ratio(refMs, oursMs)
+		oursPeak = max(oursPeak, peakRSSMiB(r.ours))
+		target := "-"
+		if want, ok := ratioTarget(r.name); ok {
+			target = fmt.Sprintf("ratio >= %.0fx %s", want, passMiss(q >= want))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%s\n",
+			r.name, len(r.ref), refMs, oursMs, formatRatio(q), peakRSSMiB(r.ref), peakRSSMiB(r.ours), target)
+	}
+	fmt.Fprintf(tw, "memory\t\t\t\t\t\t%.1f\tours peak RSS <= %.0f MiB %s\n",
+		oursPeak, targetOursRSSMiB, passMiss(oursPeak <= targetOursRSSMiB))
+	tw.Flush()
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func ms(vals ...int) []sample {
+	ss := make([]sample, len(vals))
+	for i, v := range vals {
+		ss[i] = sample{wall: time.Duration(v) * time.Millisecond, maxRSS: int64(v) * 1024}
+	}
+	return ss
+}
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []sample
+		want float64
+	}{
+		{"empty", nil, 0},
+		{"one", ms(5), 5},
+		{"odd unsorted", ms(9, 1, 5), 5},
+		{"even averages the middle pair", ms(4, 1, 10, 2), 3},
+		{"outlier ignored", ms(10, 11, 12, 13, 5000), 12},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := median(tc.in); got != tc.want {
+				t.Errorf("median = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRatio(t *testing.T) {
+	tests := []struct {
+		ref, ours float64
+		want      string
+	}{
+		{1170, 50, "23.4x"},
+		{100, 100, "1.0x"},
+		{50, 100, "0.5x"},
+		{100, 0, "0.0x"}, // no division by zero
+	}
+	for _, tc := range tests {
+		if got := formatRatio(ratio(tc.ref, tc.ours)); got != tc.want {
+			t.Errorf("ratio(%v, %v) = %s, want %s", tc.ref, tc.ours, got, tc.want)
+		}
+	}
+}
+
+func TestPeakRSS(t *testing.T) {
+	if got := peakRSSMiB(ms(3, 40, 7)); got != 40 {
+		t.Errorf("peak = %v MiB, want 40", got)
+	}
+}
+
+func TestPrintReportTargets(t *testing.T) {
+	var b bytes.Buffer
+	printReport(&b, buildCorpus(1), []caseResult{
+		{name: "fresh", ref: ms(1200), ours: ms(60)},  // 20x, RSS 60 MiB
+		{name: "steady", ref: ms(1200), ours: ms(40)}, // 30x
+	})
+	out := b.String()
+	for _, want := range []string{"ratio >= 10x PASS", "ratio >= 40x MISS", "ours peak RSS <= 20 MiB MISS", "1000 templates"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
