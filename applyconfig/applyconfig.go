@@ -362,9 +362,11 @@ func checkType(value, typeName string) error {
 	return nil
 }
 
-// template is one template file and where its output goes.
+// template is one template file, where its output goes, and whether its
+// directory lists a control file for it.
 type template struct {
-	in, out string
+	in, out    string
+	hasControl bool
 }
 
 // rendered is a template's outcome.
@@ -450,7 +452,9 @@ func renderOne(ctx context.Context, md *render.Metadata, t template, accounts co
 	}
 	ctl := control.Default()
 	ctlPath := t.in + control.Suffix
-	if st, err := os.Stat(ctlPath); err == nil && st.Mode().IsRegular() {
+	if !t.hasControl {
+		// No such name in the directory listing: no stat needed.
+	} else if st, err := os.Stat(ctlPath); err == nil && st.Mode().IsRegular() {
 		data, err := os.ReadFile(ctlPath)
 		if err != nil {
 			return rendered{err: &templateError{"could not read " + ctlPath + ": " + err.Error(), t.in}}
@@ -489,29 +493,34 @@ func walkTemplates(root, output string) []template {
 	var out []template
 	var walk func(dir string)
 	walk = func(dir string) {
-		entries, err := os.ReadDir(dir)
+		entries, err := os.ReadDir(dir) // sorted by name
 		if err != nil {
 			return
 		}
-		names := make([]string, 0, len(entries))
+		names := make(map[string]bool, len(entries))
 		for _, e := range entries {
-			names = append(names, e.Name())
+			names[e.Name()] = true
 		}
-		sort.Strings(names)
 		var subdirs []string
-		for _, name := range names {
+		for _, e := range entries {
+			name := e.Name()
 			path := pyJoin(dir, name)
-			if isDir(path) { // follows symlinks, as os.walk's is_dir()
-				if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink == 0 {
-					subdirs = append(subdirs, path)
-				}
+			switch typ := e.Type(); {
+			case typ.IsDir():
+				subdirs = append(subdirs, path)
 				continue
+			case typ&fs.ModeSymlink != 0 && isDir(path):
+				continue // os.walk lists it but does not follow it
 			}
 			if strings.HasSuffix(name, control.Suffix) {
 				continue
 			}
 			rel := pyJoin(strings.TrimPrefix(dir, root), name)
-			out = append(out, template{in: path, out: pyJoin(output, strings.TrimPrefix(rel, "/"))})
+			out = append(out, template{
+				in:         path,
+				out:        pyJoin(output, strings.TrimPrefix(rel, "/")),
+				hasControl: names[name+control.Suffix],
+			})
 		}
 		for _, d := range subdirs {
 			walk(d)

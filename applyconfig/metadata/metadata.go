@@ -55,8 +55,8 @@ func Read(paths []string) (*pyjson.Object, error) {
 // replaced, not joined; null overwrites). New keys go last, as in a Python
 // dict. overlay's values are shared, not copied.
 func Merge(base, overlay *pyjson.Object) {
-	for _, k := range overlay.Keys() {
-		v, _ := overlay.Get(k)
+	for i := 0; i < overlay.Len(); i++ {
+		k, v := overlay.At(i)
 		if old, ok := base.Get(k); ok {
 			oldObj, oldIsObj := old.(*pyjson.Object)
 			newObj, newIsObj := v.(*pyjson.Object)

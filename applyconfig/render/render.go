@@ -45,27 +45,30 @@ func (e *Error) Error() string {
 // Metadata is the merged metadata prepared for rendering many templates.
 // It is read-only and safe for concurrent use.
 type Metadata struct {
+	vb      *viewBuilder
 	view    any
-	stdin   []byte
-	execMu  sync.Mutex // executable templates run one at a time, as in the reference
+	stdin   func() []byte // json.dumps(cfg), made once if an executable needs it
+	execMu  sync.Mutex    // executable templates run one at a time, as in the reference
 	timeout time.Duration
 }
 
 // NewMetadata prepares cfg (a decoded JSON object) for rendering.
 func NewMetadata(cfg pyjson.Value) *Metadata {
+	vb := newViewBuilder()
 	return &Metadata{
-		view:    newView(cfg),
-		stdin:   []byte(pyjson.Dumps(cfg)),
+		vb:      vb,
+		view:    vb.view(cfg),
+		stdin:   sync.OnceValue(func() []byte { return []byte(pyjson.Dumps(cfg)) }),
 		timeout: ExecTimeout,
 	}
 }
 
 // Template renders the template file at path.
 func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
-	if isExecutable(path) {
+	data, executable, err := readTemplate(path)
+	if executable {
 		return m.execute(ctx, path)
 	}
-	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{Msg: "could not render moustache template " + path, Detail: pyos.ErrorString(err, path)}
 	}
@@ -89,12 +92,12 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	if err != nil {
 		return nil, parseError(src, err)
 	}
-	var out bytes.Buffer
-	out.Grow(len(src))
-	if err := tmpl.FRender(&out, m.view); err != nil {
+	out := &output{vb: m.vb}
+	out.buf.Grow(len(src))
+	if err := tmpl.FRender(out, m.view); err != nil {
 		return nil, err
 	}
-	return out.Bytes(), nil
+	return out.buf.Bytes(), nil
 }
 
 func universalNewlines(s string) string {
@@ -117,9 +120,49 @@ func parseError(src string, err error) error {
 	return err
 }
 
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && unix.Access(path, unix.X_OK) == nil
+// readTemplate reads a template, or reports that it is an executable one
+// (a regular file the running user may execute, as os.access(X_OK) says).
+// Plain system calls keep it to open, fstat, read and close: this runs for
+// every template of every refresh.
+func readTemplate(path string) (data []byte, executable bool, err error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.EACCES) {
+			// Unreadable, but perhaps executable (mode 0111 for a user).
+			return nil, unix.Access(path, unix.X_OK) == nil && isRegular(path), err
+		}
+		return nil, false, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o111 != 0 && unix.Access(path, unix.X_OK) == nil {
+		return nil, true, nil
+	}
+	data = make([]byte, 0, st.Size+1)
+	for {
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if n == 0 {
+			return data, false, nil
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+func isRegular(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // execute runs an executable template with the metadata on stdin.
@@ -129,7 +172,7 @@ func (m *Metadata) execute(ctx context.Context, path string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path)
-	cmd.Stdin = bytes.NewReader(m.stdin)
+	cmd.Stdin = bytes.NewReader(m.stdin())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Its own process group, so a timeout kills whatever it started too.

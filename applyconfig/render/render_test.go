@@ -140,3 +140,22 @@ func TestStandaloneAsPystache(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkerAndRefsPrintNothing(t *testing.T) {
+	m := md(t)
+	for _, tc := range []struct{ tmpl, want string }{
+		{"{{#blank}}[{{&..}}]{{/blank}}", "[]"},
+		{"[{{&..}}][{{d.}}][{{#d}}{{..}}{{/d}}]", "[][][]"},
+		{"{{#items}}{{.}};{{/items}}", `{"name": "a"};{"name": "b", "top": "inner"};`},
+		{"{{#d}}{{y}}{{/d}}", `{"z": "deep"}`},
+	} {
+		got, err := m.Mustache([]byte(tc.tmpl))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.tmpl, got, err, tc.want)
+		}
+	}
+	empty := NewMetadata(pyjson.NewObject(0))
+	if got, err := empty.Mustache([]byte("{{^t}} \n{{/t}}[{{.}}]")); err != nil || string(got) != " \n[{}]" {
+		t.Errorf("empty metadata: %q, %v", got, err)
+	}
+}

@@ -76,13 +76,10 @@ func isBlank(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
-// standaloneMarker is a method name of dict: a variable tag with this name
-// finds the method (the library looks methods up before map keys, and the
-// outermost context is always a dict) and prints nothing.
-const standaloneMarker = "PystacheNonStandaloneMarker"
-
-// PystacheNonStandaloneMarker renders as nothing; see standaloneMarker.
-func (dict) PystacheNonStandaloneMarker() string { return "" }
+// standaloneMarker is a variable name that renders nothing: the library
+// splits it into "" and ".", finds a dict's ref under "" (or nothing, for
+// empty metadata), and a bare ref prints nothing (see view.go).
+const standaloneMarker = ".."
 
 // matchPystacheStandalone makes the library agree with pystache 0.6 on
 // standalone lines. Both drop a line holding only a section, inverted,

@@ -1,7 +1,12 @@
 package render
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -11,32 +16,50 @@ import (
 // package renders with github.com/cbroglie/mustache. The library decides
 // three things by reflection on the values it is given: truthiness (its
 // isEmpty), what a variable prints (fmt.Fprint) and how names are looked up
-// (map keys, struct fields, and exported zero-argument methods). The view
-// types below are chosen so those decisions come out as pystache's:
+// (exported zero-argument methods first, then map keys). The view types
+// below are chosen so those decisions come out as pystache's:
 //
 //   - Python truthiness: empty dicts and lists, "", 0, 0.0, -0.0, false and
 //     null are falsy; everything else, whitespace-only strings included, is
 //     truthy. The library calls a map truthy when non-nil, a slice when
 //     non-empty, a string when it has non-space text, anything else when it
-//     is not the zero value of its type. Hence a nil map for {}, a zero
-//     value of a numeric kind for zero numbers, a map kind for blank
-//     strings, and a struct{} for null.
-//   - Printing: every type implements fmt.Formatter, which fmt.Fprint uses,
-//     to print json.dumps. Formatter's Format takes arguments, so the
-//     library's method lookup (zero-argument methods only) never mistakes
-//     it for a template name such as {{Format}}.
-//   - Lookup: dicts are map[string]any so keys resolve as in pystache. The
-//     map also holds the original object, for its key order, under the key
-//     ".": the library answers the name "." with the context itself before
-//     any map lookup and splits every other name containing a dot, so that
-//     entry can never be reached from a template (a metadata key containing
-//     a dot cannot be reached in pystache either).
+//     is not the zero value of its type.
+//   - Speed: the library scans the methods of every context it looks a
+//     name up in, and reflect makes that scan costly. So the types that
+//     become contexts (dicts, and truthy values pushed by a section) have no
+//     methods, and print correctly through plain fmt: bool prints
+//     true/false, a number is its Python text in a string kind.
+//   - Dicts print as fmt prints a map. Each dict holds, under the key ""
+//     (which fmt sorts first), a ref whose Format writes a sentinel with
+//     the dict's number; the writer that receives the library's output
+//     replaces a printed map that starts with a sentinel by json.dumps of
+//     that dict, and drops a bare sentinel. Template names never reach the
+//     "" entry except through the malformed "a." form; a metadata key ""
+//     cannot be looked up in templates (pystache could, through "a.").
+//   - Falsy values (never pushed as contexts) print through Format methods.
 
-// hiddenKey is the map key that can never be looked up; see above.
-const hiddenKey = "."
-
-// dict is a non-empty JSON object; nil stands for {}.
+// dict is a non-empty JSON object: its view entries plus the ref under "".
 type dict map[string]any
+
+const refKey = ""
+
+// ref stands for a dict when fmt prints it; see above.
+type ref struct {
+	id    int
+	nonce string
+	obj   *pyjson.Object
+}
+
+func (r ref) Format(f fmt.State, _ rune) {
+	io.WriteString(f, r.nonce)
+	io.WriteString(f, strconv.Itoa(r.id))
+	io.WriteString(f, sentinelEnd)
+}
+
+const sentinelEnd = "\x00"
+
+// emptyDict is {}: a nil map, falsy.
+type emptyDict map[string]any
 
 // list is a JSON array.
 type list []any
@@ -51,41 +74,54 @@ type (
 	negZeroFloat int
 )
 
-// boolean is a JSON true or false.
-type boolean bool
-
 // null is JSON null: falsy, prints nothing.
 type null struct{}
 
-// blankString is a non-empty string of only white space, truthy in Python.
+// blankString is a non-empty string of only white space, truthy in Python
+// (the library would call it empty). Its text is under blankKey: the
+// library answers the name "." with the context itself and splits any
+// other name with a dot, so no lookup reaches it.
 type blankString map[string]any
 
-// newView converts a decoded JSON value to the types above.
-func newView(v pyjson.Value) any {
+const blankKey = "."
+
+// viewBuilder converts decoded JSON to the types above and numbers dicts.
+type viewBuilder struct {
+	nonce string // "\x00dict-<random>-": cannot occur in templates or metadata by chance
+	dicts []*pyjson.Object
+}
+
+func newViewBuilder() *viewBuilder {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &viewBuilder{nonce: "\x00dict-" + hex.EncodeToString(b) + "-"}
+}
+
+func (vb *viewBuilder) view(v pyjson.Value) any {
 	switch x := v.(type) {
 	case *pyjson.Object:
 		if x.Len() == 0 {
-			return dict(nil)
+			return emptyDict(nil)
 		}
 		d := make(dict, x.Len()+1)
-		for _, k := range x.Keys() {
-			if k == hiddenKey {
-				continue // unreachable from templates; printed from the original
+		for i := 0; i < x.Len(); i++ {
+			k, item := x.At(i)
+			if k != refKey {
+				d[k] = vb.view(item)
 			}
-			item, _ := x.Get(k)
-			d[k] = newView(item)
 		}
-		d[hiddenKey] = x
+		d[refKey] = ref{id: len(vb.dicts), nonce: vb.nonce, obj: x}
+		vb.dicts = append(vb.dicts, x)
 		return d
 	case []pyjson.Value:
 		l := make(list, len(x))
 		for i, item := range x {
-			l[i] = newView(item)
+			l[i] = vb.view(item)
 		}
 		return l
 	case string:
 		if x != "" && strings.TrimSpace(x) == "" {
-			return blankString{hiddenKey: x}
+			return blankString{blankKey: x}
 		}
 		return x
 	case pyjson.Number:
@@ -100,7 +136,7 @@ func newView(v pyjson.Value) any {
 			return zeroFloat(0)
 		}
 	case bool:
-		return boolean(x)
+		return x
 	case nil:
 		return null{}
 	}
@@ -111,10 +147,9 @@ func newView(v pyjson.Value) any {
 func toJSON(v any) pyjson.Value {
 	switch x := v.(type) {
 	case dict:
-		if x == nil {
-			return pyjson.NewObject(0)
-		}
-		return x[hiddenKey].(*pyjson.Object)
+		return x[refKey].(ref).obj
+	case emptyDict:
+		return pyjson.NewObject(0)
 	case list:
 		out := make([]pyjson.Value, len(x))
 		for i, item := range x {
@@ -124,7 +159,7 @@ func toJSON(v any) pyjson.Value {
 	case string:
 		return x
 	case blankString:
-		return x[hiddenKey].(string)
+		return x[blankKey].(string)
 	case number:
 		return pyjson.Number{Text: string(x)}
 	case zeroInt:
@@ -133,23 +168,39 @@ func toJSON(v any) pyjson.Value {
 		return pyjson.Number{Text: "0.0", IsFloat: true}
 	case negZeroFloat:
 		return pyjson.Number{Text: "-0.0", IsFloat: true}
-	case boolean:
-		return bool(x)
-	case null:
-		return nil
+	case bool:
+		return x
 	}
 	return nil
 }
 
-// dumps prints what pystache prints for a non-string value: json.dumps.
-func dumps(f fmt.State, v any) { _, _ = f.Write([]byte(pyjson.Dumps(toJSON(v)))) }
+// output receives what the library renders and turns printed dicts into
+// their JSON (see the comment at the top).
+type output struct {
+	buf bytes.Buffer
+	vb  *viewBuilder
+}
 
-func (d dict) Format(f fmt.State, _ rune)        { dumps(f, d) }
-func (l list) Format(f fmt.State, _ rune)        { dumps(f, l) }
-func (n number) Format(f fmt.State, _ rune)      { _, _ = f.Write([]byte(n)) }
-func (zeroInt) Format(f fmt.State, _ rune)       { _, _ = f.Write([]byte("0")) }
-func (zeroFloat) Format(f fmt.State, _ rune)     { _, _ = f.Write([]byte("0.0")) }
-func (negZeroFloat) Format(f fmt.State, _ rune)  { _, _ = f.Write([]byte("-0.0")) }
-func (b boolean) Format(f fmt.State, _ rune)     { dumps(f, b) }
+func (o *output) Write(p []byte) (int, error) {
+	if i := bytes.Index(p, []byte(o.vb.nonce)); i >= 0 && (i == 0 || bytes.HasPrefix(p, []byte("map[:"))) {
+		rest := p[i+len(o.vb.nonce):]
+		if end := bytes.IndexByte(rest, 0); end > 0 {
+			if id, err := strconv.Atoi(string(rest[:end])); err == nil && id < len(o.vb.dicts) {
+				if i > 0 { // a printed dict; a bare ref (from "a.") prints nothing
+					o.buf.WriteString(pyjson.Dumps(o.vb.dicts[id]))
+				}
+				return len(p), nil
+			}
+		}
+	}
+	return o.buf.Write(p)
+}
+
+// The falsy types and the rarely-context ones print through Format.
+func (l list) Format(f fmt.State, _ rune)        { io.WriteString(f, pyjson.Dumps(toJSON(l))) }
+func (emptyDict) Format(f fmt.State, _ rune)     { io.WriteString(f, "{}") }
+func (zeroInt) Format(f fmt.State, _ rune)       { io.WriteString(f, "0") }
+func (zeroFloat) Format(f fmt.State, _ rune)     { io.WriteString(f, "0.0") }
+func (negZeroFloat) Format(f fmt.State, _ rune)  { io.WriteString(f, "-0.0") }
 func (null) Format(fmt.State, rune)              {}
-func (s blankString) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s[hiddenKey].(string))) }
+func (s blankString) Format(f fmt.State, _ rune) { io.WriteString(f, s[blankKey].(string)) }

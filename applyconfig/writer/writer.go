@@ -16,6 +16,7 @@ package writer
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -133,127 +134,168 @@ func planFile(f File) (planned, error) {
 	}
 	p.act = actWrite
 	p.mode = 0o644
-	st, err := os.Stat(f.Path) // follows symlinks, as the reference's os.stat
-	if err == nil {
-		if st.IsDir() {
-			return p, &Error{Path: f.Path, Err: syscall.EISDIR}
+	if f.Mode != 0 {
+		p.mode = f.Mode
+	}
+	var lst unix.Stat_t
+	if err := unix.Lstat(f.Path, &lst); err != nil {
+		return p, nil // a new file
+	}
+	st := lst
+	if lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// The reference takes mode and owner from what the link points to.
+		if err := unix.Stat(f.Path, &st); err != nil {
+			return p, nil // a dangling link: as a new file
 		}
-		sys := st.Sys().(*syscall.Stat_t)
-		p.mode = sys.Mode & 0o7777
-		if f.UID < 0 {
-			p.UID = int(sys.Uid)
-		}
-		if f.GID < 0 {
-			p.GID = int(sys.Gid)
-		}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return p, &Error{Path: f.Path, Err: syscall.EISDIR}
+	}
+	p.mode = st.Mode & 0o7777
+	if f.UID < 0 {
+		p.UID = int(st.Uid)
+	}
+	if f.GID < 0 {
+		p.GID = int(st.Gid)
 	}
 	if f.Mode != 0 {
 		p.mode = f.Mode
 	}
-	if unchanged(p) {
+	if lst.Mode&unix.S_IFMT == unix.S_IFREG && unchanged(p, &lst) {
 		p.act = actUnchanged
 	}
 	return p, nil
 }
 
-// unchanged reports whether the target is a regular file (not a link) with
-// the wanted bytes, mode and owner already.
-func unchanged(p planned) bool {
-	st, err := os.Lstat(p.Path)
-	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(p.Body)) {
+// unchanged reports whether the regular file described by st already has
+// the wanted bytes, mode and owner.
+func unchanged(p planned, st *unix.Stat_t) bool {
+	if st.Size != int64(len(p.Body)) || st.Mode&0o7777 != p.mode ||
+		(p.UID >= 0 && int(st.Uid) != p.UID) || (p.GID >= 0 && int(st.Gid) != p.GID) {
 		return false
 	}
-	sys := st.Sys().(*syscall.Stat_t)
-	if sys.Mode&0o7777 != p.mode ||
-		(p.UID >= 0 && int(sys.Uid) != p.UID) ||
-		(p.GID >= 0 && int(sys.Gid) != p.GID) {
-		return false
-	}
-	old, err := os.ReadFile(p.Path)
+	old, err := readExactly(p.Path, len(p.Body))
 	return err == nil && bytes.Equal(old, p.Body)
+}
+
+// readExactly reads n bytes of a file (plus one, to see it is no longer).
+func readExactly(path string, n int) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, n+1)
+	got := 0
+	for got < len(buf) {
+		m, err := unix.Read(fd, buf[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			break
+		}
+		got += m
+	}
+	return buf[:got], nil
 }
 
 // stage writes every changed file to a temporary file beside its target,
 // then makes them durable with one syncfs per filesystem.
 func stage(plan []planned, dirs *dirSet) error {
-	syncFDs := map[uint64]*os.File{} // one open file per filesystem
-	defer func() {
-		for _, f := range syncFDs {
-			f.Close()
-		}
-	}()
 	for i := range plan {
 		p := &plan[i]
 		if p.act != actWrite {
 			continue
 		}
-		tmp, dev, err := writeTemp(p, dirs)
+		tmp, err := writeTemp(p, dirs)
 		if err != nil {
 			removeTemps(plan)
 			return &Error{Path: p.Path, Err: err}
 		}
-		p.tmp = tmp.Name()
-		if _, ok := syncFDs[dev]; ok {
-			tmp.Close()
-		} else {
-			syncFDs[dev] = tmp
-		}
+		p.tmp = tmp
 	}
-	for _, f := range syncFDs {
-		if err := syncFS(f); err != nil {
+	for _, dir := range dirs.filesystems() {
+		if err := syncDirFS(dir); err != nil {
 			removeTemps(plan)
-			return &Error{Path: f.Name(), Err: err}
+			return &Error{Path: dir, Err: err}
 		}
 	}
 	return nil
 }
 
-func writeTemp(p *planned, dirs *dirSet) (*os.File, uint64, error) {
-	dir := filepath.Dir(p.Path)
-	if err := dirs.mkdirAll(dir); err != nil {
-		return nil, 0, err
-	}
-	tmp, err := os.CreateTemp(dir, "tmp")
+func syncDirFS(dir string) error {
+	f, err := os.Open(dir)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	fail := func(err error) (*os.File, uint64, error) {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return nil, 0, err
-	}
-	if _, err := tmp.Write(p.Body); err != nil {
-		return fail(err)
-	}
-	// chmod before chown, as the reference does (chown clears set-id bits).
-	if err := tmp.Chmod(fs.FileMode(p.mode&0o777) | modeBits(p.mode)); err != nil {
-		return fail(err)
-	}
-	if p.UID >= 0 || p.GID >= 0 {
-		if err := tmp.Chown(p.UID, p.GID); err != nil {
-			return fail(err)
-		}
-	}
-	st, err := tmp.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	return tmp, st.Sys().(*syscall.Stat_t).Dev, nil
+	defer f.Close()
+	return syncFS(f)
 }
 
-// modeBits maps the set-id and sticky bits of a Unix mode to Go's.
-func modeBits(m uint32) fs.FileMode {
-	var out fs.FileMode
-	if m&syscall.S_ISUID != 0 {
-		out |= fs.ModeSetuid
+// writeTemp writes p's body to a new file "tmpXXXXXXXX" in the target's
+// directory (the reference's naming) and returns its path.
+func writeTemp(p *planned, dirs *dirSet) (string, error) {
+	dir := filepath.Dir(p.Path)
+	if err := dirs.mkdirAll(dir); err != nil {
+		return "", err
 	}
-	if m&syscall.S_ISGID != 0 {
-		out |= fs.ModeSetgid
+	var fd int
+	var name string
+	for try := 0; ; try++ {
+		name = filepath.Join(dir, "tmp"+randomSuffix())
+		var err error
+		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			break
+		}
+		if err != unix.EEXIST || try > 100 {
+			return "", err
+		}
 	}
-	if m&syscall.S_ISVTX != 0 {
-		out |= fs.ModeSticky
+	fail := func(err error) (string, error) {
+		unix.Close(fd)
+		unix.Unlink(name)
+		return "", err
 	}
-	return out
+	for body := p.Body; len(body) > 0; {
+		n, err := unix.Write(fd, body)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail(&fs.PathError{Op: "write", Path: name, Err: err})
+		}
+		body = body[n:]
+	}
+	// chmod before chown, as the reference does (chown clears set-id bits).
+	if err := unix.Fchmod(fd, p.mode); err != nil {
+		return fail(&fs.PathError{Op: "chmod", Path: name, Err: err})
+	}
+	if p.UID >= 0 || p.GID >= 0 {
+		if err := unix.Fchown(fd, p.UID, p.GID); err != nil {
+			return fail(&fs.PathError{Op: "chown", Path: name, Err: err})
+		}
+	}
+	if err := unix.Close(fd); err != nil {
+		unix.Unlink(name)
+		return "", err
+	}
+	return name, nil
+}
+
+const suffixChars = "abcdefghijklmnopqrstuvwxyz0123456789_"
+
+func randomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = suffixChars[int(b[i])%len(suffixChars)]
+	}
+	return string(b[:])
 }
 
 func removeTemps(plan []planned) {
@@ -266,13 +308,18 @@ func removeTemps(plan []planned) {
 }
 
 // dirSet remembers the directories whose entries changed, to fsync each
-// once at the end.
+// once at the end, the directories known to exist, and one directory per
+// filesystem written to, for syncfs.
 type dirSet struct {
-	order []string
-	seen  map[string]bool
+	order  []string
+	seen   map[string]bool
+	exists map[string]bool
+	fsDirs map[uint64]string
 }
 
-func newDirSet() *dirSet { return &dirSet{seen: map[string]bool{}} }
+func newDirSet() *dirSet {
+	return &dirSet{seen: map[string]bool{}, exists: map[string]bool{}, fsDirs: map[uint64]string{}}
+}
 
 func (d *dirSet) add(dir string) {
 	if !d.seen[dir] {
@@ -281,24 +328,44 @@ func (d *dirSet) add(dir string) {
 	}
 }
 
+// filesystems returns one directory on each filesystem written to.
+func (d *dirSet) filesystems() []string {
+	out := make([]string, 0, len(d.fsDirs))
+	for _, dir := range d.fsDirs {
+		out = append(out, dir)
+	}
+	return out
+}
+
 // mkdirAll creates dir and its missing parents (0777 less the umask, as
 // the reference's makedirs) and records each parent that gained an entry.
 func (d *dirSet) mkdirAll(dir string) error {
-	if st, err := os.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
-		}
+	if d.exists[dir] {
 		return nil
 	}
-	if parent := filepath.Dir(dir); parent != dir {
-		if err := d.mkdirAll(parent); err != nil {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err == nil {
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+	} else {
+		if parent := filepath.Dir(dir); parent != dir {
+			if err := d.mkdirAll(parent); err != nil {
+				return err
+			}
+		}
+		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		d.add(filepath.Dir(dir))
+		if err := unix.Stat(dir, &st); err != nil {
 			return err
 		}
 	}
-	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
+	d.exists[dir] = true
+	if _, ok := d.fsDirs[st.Dev]; !ok {
+		d.fsDirs[st.Dev] = dir
 	}
-	d.add(filepath.Dir(dir))
 	return nil
 }
 

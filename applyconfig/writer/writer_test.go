@@ -211,3 +211,23 @@ func TestDurabilityIsBatched(t *testing.T) {
 		t.Errorf("syncs on an unchanged run: %v %v", fsSyncs, dirSyncs)
 	}
 }
+
+func TestControlModeAndOwnerOnNewAndExistingFiles(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "new.conf")
+	f := file(p, "x")
+	f.Mode = 0o640
+	if _, err := Apply([]File{f}, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o640 {
+		t.Fatalf("new file mode %v", st.Mode())
+	}
+	f.Body, f.Mode = []byte("y"), 0o600
+	if _, err := Apply([]File{f}, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+		t.Fatalf("existing file mode %v", st.Mode())
+	}
+}

@@ -85,13 +85,13 @@ func (e *encoder) value(v Value, level int) {
 		if e.indent >= 0 {
 			e.newline(level + 1)
 		}
-		for i, k := range x.Keys() {
+		for i := 0; i < x.Len(); i++ {
 			if i > 0 {
 				e.itemSep(level + 1)
 			}
+			k, item := x.At(i)
 			writeString(e.b, k)
 			e.b.WriteString(": ")
-			item, _ := x.Get(k)
 			e.value(item, level+1)
 		}
 		if e.indent >= 0 {

@@ -18,15 +18,19 @@ import (
 type Value = any
 
 // Object is a JSON object that remembers the order in which keys were first
-// set, as a Python dict does.
+// set, as a Python dict does. Small objects (most of them) are searched
+// linearly; an index is built once an object grows past smallObject keys.
 type Object struct {
-	keys []string
-	vals map[string]Value
+	keys  []string
+	vals  []Value
+	index map[string]int
 }
+
+const smallObject = 8
 
 // NewObject returns an empty object with room for n keys.
 func NewObject(n int) *Object {
-	return &Object{keys: make([]string, 0, n), vals: make(map[string]Value, n)}
+	return &Object{keys: make([]string, 0, n), vals: make([]Value, 0, n)}
 }
 
 // Len is the number of keys.
@@ -45,22 +49,53 @@ func (o *Object) Keys() []string {
 	return o.keys
 }
 
+func (o *Object) find(k string) int {
+	if o.index != nil {
+		if i, ok := o.index[k]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, key := range o.keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
+
 // Get returns the value of key k and whether it is present.
 func (o *Object) Get(k string) (Value, bool) {
 	if o == nil {
 		return nil, false
 	}
-	v, ok := o.vals[k]
-	return v, ok
+	if i := o.find(k); i >= 0 {
+		return o.vals[i], true
+	}
+	return nil, false
 }
+
+// At returns the i-th key and its value, in order.
+func (o *Object) At(i int) (string, Value) { return o.keys[i], o.vals[i] }
 
 // Set sets k to v. A new key goes last; an existing key keeps its place,
 // as in Python.
 func (o *Object) Set(k string, v Value) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
+	if i := o.find(k); i >= 0 {
+		o.vals[i] = v
+		return
 	}
-	o.vals[k] = v
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+	switch {
+	case o.index != nil:
+		o.index[k] = len(o.keys) - 1
+	case len(o.keys) > smallObject:
+		o.index = make(map[string]int, len(o.keys)*2)
+		for i, key := range o.keys {
+			o.index[key] = i
+		}
+	}
 }
 
 // Number is a JSON number. Integers keep their literal digits (Python ints
