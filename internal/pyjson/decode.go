@@ -30,7 +30,9 @@ func Loads(data []byte) (Value, error) {
 	if !utf8.Valid(data) {
 		return nil, &SyntaxError{Msg: "not valid UTF-8", Line: 1, Column: 1}
 	}
-	d := decoder{data: data}
+	// One string for the whole document: strings without escapes and
+	// numbers are slices of it, which saves an allocation per value.
+	d := decoder{data: data, src: string(data)}
 	d.skipSpace()
 	v, err := d.value(0)
 	if err != nil {
@@ -45,7 +47,12 @@ func Loads(data []byte) (Value, error) {
 
 type decoder struct {
 	data []byte
+	src  string // the same bytes
 	pos  int
+	// Members of the objects and arrays being read, innermost last; each
+	// container is copied out at its exact size when it closes.
+	keys []string
+	vals []Value
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -114,11 +121,11 @@ func (d *decoder) value(depth int) (Value, error) {
 
 func (d *decoder) object(depth int) (Value, error) {
 	d.pos++ // {
-	obj := NewObject(4)
+	baseK, baseV := len(d.keys), len(d.vals)
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
-		return obj, nil
+		return NewObject(0), nil
 	}
 	for {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
@@ -138,7 +145,8 @@ func (d *decoder) object(depth int) (Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj.Set(k, v)
+		d.keys = append(d.keys, k)
+		d.vals = append(d.vals, v)
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return nil, d.errorf("expecting ',' delimiter")
@@ -146,6 +154,13 @@ func (d *decoder) object(depth int) (Value, error) {
 		switch d.data[d.pos] {
 		case '}':
 			d.pos++
+			keys, vals := d.keys[baseK:], d.vals[baseV:]
+			obj := NewObject(len(keys))
+			for i := range keys {
+				obj.Set(keys[i], vals[i]) // duplicates: first place, last value
+			}
+			clear(vals)
+			d.keys, d.vals = d.keys[:baseK], d.vals[:baseV]
 			return obj, nil
 		case ',':
 			d.pos++
@@ -158,18 +173,18 @@ func (d *decoder) object(depth int) (Value, error) {
 
 func (d *decoder) array(depth int) (Value, error) {
 	d.pos++ // [
-	arr := []Value{}
+	base := len(d.vals)
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == ']' {
 		d.pos++
-		return arr, nil
+		return []Value{}, nil
 	}
 	for {
 		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		arr = append(arr, v)
+		d.vals = append(d.vals, v)
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return nil, d.errorf("expecting ',' delimiter")
@@ -177,6 +192,9 @@ func (d *decoder) array(depth int) (Value, error) {
 		switch d.data[d.pos] {
 		case ']':
 			d.pos++
+			arr := append([]Value(nil), d.vals[base:]...)
+			clear(d.vals[base:])
+			d.vals = d.vals[:base]
 			return arr, nil
 		case ',':
 			d.pos++
@@ -225,7 +243,7 @@ func (d *decoder) number() (Value, error) {
 			isFloat = true
 		}
 	}
-	lit := string(d.data[start:d.pos])
+	lit := d.src[start:d.pos]
 	if !isFloat {
 		if lit == "-0" {
 			lit = "0"
@@ -253,7 +271,7 @@ func (d *decoder) str() (string, error) {
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		if c == '"' {
-			s := string(d.data[start:d.pos])
+			s := d.src[start:d.pos]
 			d.pos++
 			return s, nil
 		}
