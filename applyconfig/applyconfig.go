@@ -27,6 +27,7 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pypath"
 )
 
 // Version is what --version prints: the reference release we match.
@@ -473,18 +474,6 @@ func renderOne(ctx context.Context, md *render.Metadata, t template, accounts co
 	}}
 }
 
-// pyJoin joins paths as Python's os.path.join does (no cleaning), so the
-// paths we log and report read as the reference's.
-func pyJoin(a, b string) string {
-	switch {
-	case strings.HasPrefix(b, "/"):
-		return b
-	case a == "" || strings.HasSuffix(a, "/"):
-		return a + b
-	}
-	return a + "/" + b
-}
-
 // walkTemplates lists the templates under root as Python's os.walk does:
 // hidden entries included, symlinks to files followed, symlinks to
 // directories not descended into, control files skipped, unreadable
@@ -504,7 +493,7 @@ func walkTemplates(root, output string) []template {
 		var subdirs []string
 		for _, e := range entries {
 			name := e.Name()
-			path := pyJoin(dir, name)
+			path := pypath.Join(dir, name)
 			switch typ := e.Type(); {
 			case typ.IsDir():
 				subdirs = append(subdirs, path)
@@ -515,10 +504,10 @@ func walkTemplates(root, output string) []template {
 			if strings.HasSuffix(name, control.Suffix) {
 				continue
 			}
-			rel := pyJoin(strings.TrimPrefix(dir, root), name)
+			rel := pypath.Join(strings.TrimPrefix(dir, root), name)
 			out = append(out, template{
 				in:         path,
-				out:        pyJoin(output, strings.TrimPrefix(rel, "/")),
+				out:        pypath.Join(output, strings.TrimPrefix(rel, "/")),
 				hasControl: names[name+control.Suffix],
 			})
 		}

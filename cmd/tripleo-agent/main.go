@@ -13,6 +13,8 @@ import (
 
 	"github.com/tripleo-go/agent/applyconfig"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/refresh"
+	"github.com/tripleo-go/agent/refresh/runparts"
 )
 
 // programs maps a program name to its entry point.
@@ -20,7 +22,13 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	"os-apply-config": func(ctx context.Context, args []string) error {
 		return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
 	},
-	// The reference's legacy name for the same program.
+	"os-refresh-config": func(ctx context.Context, args []string) error {
+		return refresh.Run(ctx, args, refresh.ProcessEnv())
+	},
+	"dib-run-parts": func(ctx context.Context, args []string) error {
+		return runparts.RunCLI(ctx, args, runparts.ProcessEnv())
+	},
+	// The reference's legacy name for os-apply-config.
 	"os-config-applier": func(ctx context.Context, args []string) error {
 		return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
 	},

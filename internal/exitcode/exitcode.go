@@ -18,6 +18,11 @@ const (
 	Failure = 1
 	// Usage: the command line could not be parsed (argparse's status).
 	Usage = 2
+	// LockHeld: os-refresh-config found its lock taken by another run
+	// (the reference exits with the errno, EAGAIN).
+	LockHeld = 11
+	// Terminated: stopped by SIGTERM or SIGINT (128 + SIGTERM).
+	Terminated = 143
 	// NotBoolean: os-apply-config --boolean-key found no boolean (the
 	// reference returns -1, which the shell sees as 255).
 	NotBoolean = 255

@@ -28,7 +28,37 @@ type Options struct {
 	Extra io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Prefix starts each text line; nil means os-apply-config's
+	// "[2026/11/22 04:20:19 AM] [INFO] ".
+	Prefix func(t time.Time, level slog.Level) string
+	// QuietAttrs leaves attributes out of text lines (they still become
+	// journal fields), for lines whose text must stay the reference's.
+	QuietAttrs bool
 }
+
+// OACPrefix is os-apply-config's line start.
+func OACPrefix(t time.Time, l slog.Level) string {
+	return t.Format("[2006/01/02 03:04:05 PM] [") + LevelName(l) + "] "
+}
+
+// PythonPrefix is the line start of a Python logger named name with the
+// format "[%(asctime)s] (%(name)s) [%(levelname)s] ".
+func PythonPrefix(name string) func(time.Time, slog.Level) string {
+	return func(t time.Time, l slog.Level) string {
+		return t.Format("[2006-01-02 15:04:05,000] (") + name + ") [" + LevelName(l) + "] "
+	}
+}
+
+// DatePrefix is dib-run-parts' line start: the program name and date(1)'s
+// default output in the C locale.
+func DatePrefix(name string) func(time.Time, slog.Level) string {
+	return func(t time.Time, _ slog.Level) string {
+		return name + " " + t.Format("Mon Jan _2 15:04:05 MST 2006") + " "
+	}
+}
+
+// LevelCritical is Python's CRITICAL level.
+const LevelCritical = slog.Level(12)
 
 // New returns a logger writing to stderr: to journald when stderr is the
 // journal stream, else as text in the reference's format.
@@ -38,6 +68,9 @@ func New(stderr io.Writer, opts Options) *slog.Logger {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Prefix == nil {
+		opts.Prefix = OACPrefix
 	}
 	if f, ok := stderr.(*os.File); ok && isJournalStream(f) && journal.Enabled() {
 		return slog.New(&journalHandler{opts: opts, fallback: newTextHandler(stderr, opts)})
@@ -83,9 +116,11 @@ func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool {
 	return l >= h.opts.Level.Level()
 }
 
-// levelName uses Python logging's names.
-func levelName(l slog.Level) string {
+// LevelName uses Python logging's names.
+func LevelName(l slog.Level) string {
 	switch {
+	case l >= LevelCritical:
+		return "CRITICAL"
 	case l >= slog.LevelError:
 		return "ERROR"
 	case l >= slog.LevelWarn:
@@ -98,9 +133,7 @@ func levelName(l slog.Level) string {
 
 func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
-	b.WriteString(h.opts.Now().Format("[2006/01/02 03:04:05 PM] ["))
-	b.WriteString(levelName(r.Level))
-	b.WriteString("] ")
+	b.WriteString(h.opts.Prefix(h.opts.Now(), r.Level))
 	b.WriteString(r.Message)
 	// Attributes follow the message, so the reference's text stays a prefix.
 	write := func(a slog.Attr) bool {
@@ -117,10 +150,12 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		b.WriteString(v)
 		return true
 	}
-	for _, a := range h.attrs {
-		write(a)
+	if !h.opts.QuietAttrs {
+		for _, a := range h.attrs {
+			write(a)
+		}
+		r.Attrs(write)
 	}
-	r.Attrs(write)
 	b.WriteByte('\n')
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -1,0 +1,346 @@
+// Package refresh is the os-refresh-config command: under a lock, it runs
+// the phase directories of the base directory (pre-configure.d,
+// configure.d, post-configure.d, migration.d) in order with run-parts
+// semantics, stops at the first failing phase, and then runs error.d.
+// docs/compat.md lists where it deliberately differs from the reference.
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tripleo-go/agent/internal/argparse"
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pypath"
+	"github.com/tripleo-go/agent/refresh/runparts"
+)
+
+// Phases run in this order.
+var Phases = []string{"pre-configure", "configure", "post-configure", "migration"}
+
+// Default locations, relative to Env.Root.
+const (
+	DefaultBaseDir  = "/usr/libexec/os-refresh-config"
+	OldBaseDir      = "/opt/stack/os-config-refresh"
+	DefaultLockfile = "/var/run/os-refresh-config.lock"
+)
+
+// Env is what the command gets from its process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Environ        []string
+	// Root prefixes the built-in base directories; "" in production.
+	Root string
+	Now  func() time.Time
+	// Grace is the time between SIGTERM and SIGKILL on a timeout.
+	Grace time.Duration
+}
+
+// ProcessEnv is the Env of the running process.
+func ProcessEnv() Env {
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
+}
+
+func (env Env) lookup(name string) (string, bool) {
+	for _, kv := range env.Environ {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+var logLevels = map[string]slog.Level{
+	"ERROR": slog.LevelError, "WARN": slog.LevelWarn, "CRITICAL": logging.LevelCritical,
+	"INFO": slog.LevelInfo, "DEBUG": slog.LevelDebug,
+}
+
+func newParser() *argparse.Parser {
+	return &argparse.Parser{
+		Prog: "os-refresh-config",
+		Description: "Runs through all of the phases to ensure configuration is applied and enabled on a machine. " +
+			"Exits with an error if any phase fails. Set OS_REFRESH_CONFIG_BASE_DIR to override the base directory.",
+		Options: []*argparse.Option{
+			{Names: []string{"--print-base"}, Kind: argparse.Flag, Help: "print the base directory and exit"},
+			{Names: []string{"--print-phases"}, Kind: argparse.Flag, Help: "print the phases (tab separated) and exit"},
+			{Names: []string{"--log-level"}, Kind: argparse.One, Metavar: "{ERROR,WARN,CRITICAL,INFO,DEBUG}", Help: "default INFO"},
+			{Names: []string{"--lockfile"}, Kind: argparse.One, Help: "lock file that keeps a second run out (default " + DefaultLockfile + ")"},
+			{Names: []string{"--timeout"}, Kind: argparse.One, Help: "seconds the whole run may take"},
+		},
+	}
+}
+
+// baseDir is $OS_REFRESH_CONFIG_BASE_DIR (even empty), else the standard
+// directory, unless only the deprecated one exists.
+func baseDir(env Env) string {
+	if v, ok := env.lookup("OS_REFRESH_CONFIG_BASE_DIR"); ok {
+		return v
+	}
+	std, old := env.Root+DefaultBaseDir, env.Root+OldBaseDir
+	if isDir(old) && !isDir(std) {
+		// The reference warns through Python's root logger at import time.
+		fmt.Fprintf(env.Stderr, "WARNING:root:Base directory %s is deprecated. The recommended base directory is %s\n", old, std)
+		return old
+	}
+	return std
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// Run runs os-refresh-config with args (without the program name). It
+// logs every problem itself; the error carries the exit status.
+func Run(ctx context.Context, args []string, env Env) error {
+	base := baseDir(env)
+	p := newParser()
+	res, err := p.Parse(args, env.Stdout)
+	if errors.Is(err, argparse.ErrHelp) {
+		return nil
+	}
+	usageErr := func(err error) error {
+		fmt.Fprintln(env.Stderr, err)
+		return exitcode.With(exitcode.Usage, err)
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	levelName := res.Value("--log-level", "INFO")
+	level, ok := logLevels[levelName]
+	if !ok {
+		return usageErr(&argparse.UsageError{Usage: p.Usage(), Msg: fmt.Sprintf(
+			"os-refresh-config: error: argument --log-level: invalid choice: '%s' (choose from 'ERROR', 'WARN', 'CRITICAL', 'INFO', 'DEBUG')", levelName)})
+	}
+	timeout := 0
+	if v := res.Value("--timeout", ""); res.Has("--timeout") {
+		if timeout, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
+			return usageErr(&argparse.UsageError{Usage: p.Usage(), Msg: fmt.Sprintf(
+				"os-refresh-config: error: argument --timeout: invalid int value: '%s'", v)})
+		}
+	}
+	if res.Has("--print-base") {
+		fmt.Fprintln(env.Stdout, base)
+		return nil
+	}
+	if res.Has("--print-phases") {
+		fmt.Fprintln(env.Stdout, strings.Join(Phases, "\t"))
+		return nil
+	}
+
+	log := logging.New(env.Stderr, logging.Options{
+		Identifier: "os-refresh-config", Level: level, Now: env.Now,
+		Prefix: logging.PythonPrefix("os-refresh-config"), QuietAttrs: true,
+	})
+	lockPath := res.Value("--lockfile", DefaultLockfile)
+	lock, err := acquireLock(lockPath, env.now())
+	if err != nil {
+		log.Error(err.Error())
+		var le *lockError
+		if errors.As(err, &le) && le.busy {
+			return exitcode.With(exitcode.LockHeld, err)
+		}
+		return exitcode.With(exitcode.Failure, err)
+	}
+	defer lock.release()
+
+	r := &runner{
+		base: base, log: log, timeout: time.Duration(timeout) * time.Second,
+		parts: &runparts.Runner{
+			Stdout: env.Stdout, Stderr: env.Stderr, Env: coerceLocale(env.Environ),
+			Log: runparts.NewLog(env.Stderr), Grace: env.Grace, Now: env.Now,
+		},
+	}
+	if v, ok := env.lookup("RUN_PARTS_REGEX"); ok && v != "" {
+		r.parts.Regex = runparts.CompileRegex(v, r.parts.Log)
+	}
+	return r.run(ctx)
+}
+
+func (env Env) now() time.Time {
+	if env.Now != nil {
+		return env.Now()
+	}
+	return time.Now()
+}
+
+type runner struct {
+	base    string
+	log     *slog.Logger
+	timeout time.Duration
+	parts   *runparts.Runner
+}
+
+// deadline bounds a stretch of work by --timeout, if given; timedOut tells
+// afterwards whether the deadline (not a signal) ended it.
+func (r *runner) deadline(ctx context.Context) (context.Context, func(), func() bool) {
+	if r.timeout <= 0 {
+		return ctx, func() {}, func() bool { return false }
+	}
+	tctx, cancel := context.WithTimeout(ctx, r.timeout)
+	stop := context.AfterFunc(tctx, func() {
+		if errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			r.log.Error(fmt.Sprintf("Timeout reached: %ds. Sending SIGTERM to all children, SIGKILL after %s",
+				int(r.timeout/time.Second), r.grace()))
+		}
+	})
+	return tctx, func() { stop(); cancel() }, func() bool { return errors.Is(tctx.Err(), context.DeadlineExceeded) }
+}
+
+func (r *runner) grace() time.Duration {
+	if r.parts.Grace > 0 {
+		return r.parts.Grace
+	}
+	return 5 * time.Second
+}
+
+func (r *runner) run(ctx context.Context) error {
+	pctx, done, _ := r.deadline(ctx)
+	defer done()
+	for _, phase := range Phases {
+		dir := pypath.Join(r.base, phase+".d")
+		r.log.Debug("Checking " + dir)
+		if _, err := os.Stat(dir); err != nil {
+			r.log.Debug("No dir for phase " + phase)
+			continue
+		}
+		r.log.Info("Starting phase "+phase, "phase", phase)
+		r.log.Debug("Running " + pyjson.Repr([]pyjson.Value{"dib-run-parts", dir}))
+		start := time.Now()
+		err := r.parts.Run(pctx, dir)
+		if err == nil {
+			r.log.Info("Completed phase "+phase, "phase", phase, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
+			continue
+		}
+		r.log.Error(fmt.Sprintf("during %s phase. [%s]\n", phase, describe(dir, err)), "phase", phase)
+		if ctx.Err() != nil {
+			// Stopped by a signal: no handlers, the agent is going away.
+			r.log.Error("Aborting...")
+			return exitcode.With(exitcode.Terminated, ctx.Err())
+		}
+		errorDir := pypath.Join(r.base, "error.d")
+		if _, err := os.Stat(errorDir); err == nil {
+			r.log.Info("Calling error handlers.")
+			ectx, edone, _ := r.deadline(ctx)
+			_ = r.parts.Run(ectx, errorDir) // the reference ignores its result
+			edone()
+		}
+		r.log.Error("Aborting...")
+		return exitcode.With(exitcode.Failure, err)
+	}
+	return nil
+}
+
+// describe words a phase failure as Python's CalledProcessError for
+// `dib-run-parts DIR` does.
+func describe(dir string, err error) string {
+	cmd := pyjson.ReprString(pyjson.Repr([]pyjson.Value{"dib-run-parts", dir}))
+	var f *runparts.Failure
+	switch {
+	case errors.As(err, &f) && f.Signal != 0:
+		return fmt.Sprintf("Command %s died with <Signals.%s: %d>.", cmd, signalName(f.Signal), int(f.Signal))
+	case errors.As(err, &f):
+		return fmt.Sprintf("Command %s returned non-zero exit status %d.", cmd, f.Status)
+	case errors.Is(err, runparts.ErrNotDir):
+		return fmt.Sprintf("%s is not a directory", dir)
+	}
+	return err.Error()
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return fmt.Sprintf("SIG%d", int(s))
+}
+
+// coerceLocale makes the environment what the reference's children see:
+// Python (PEP 538) sets LC_CTYPE=C.UTF-8 in its own environment when the
+// locale is C or POSIX and LC_ALL is not set.
+func coerceLocale(environ []string) []string {
+	get := func(k string) string {
+		for _, kv := range environ {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if get("PYTHONCOERCECLOCALE") == "0" || get("LC_ALL") != "" {
+		return environ
+	}
+	loc := get("LC_CTYPE")
+	if loc == "" {
+		loc = get("LANG")
+	}
+	if loc != "" && loc != "C" && loc != "POSIX" {
+		return environ
+	}
+	out := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, "LC_CTYPE=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "LC_CTYPE=C.UTF-8")
+}
+
+// lockError is a lock that could not be taken.
+type lockError struct {
+	msg  string
+	busy bool
+}
+
+func (e *lockError) Error() string { return e.msg }
+
+type lockFile struct{ f *os.File }
+
+// acquireLock takes the run lock as the reference does (a non-blocking
+// flock on a file opened for appending, never deleted), then writes who
+// holds it. Unlike the reference, whose write sits in a buffer until the
+// end, the line is on disk while the lock is held.
+func acquireLock(path string, now time.Time) (*lockFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, &lockError{msg: fmt.Sprintf("Could not open lock file %s. %s", path, pyos.ErrorString(err, path))}
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		busy := errors.Is(err, syscall.EWOULDBLOCK)
+		return nil, &lockError{msg: fmt.Sprintf("Could not lock %s. [Errno %d] %s", path, int(syscall.EAGAIN), "Resource temporarily unavailable"), busy: busy}
+	}
+	_ = f.Truncate(0)
+	fmt.Fprintf(f, "Locked by pid==%d at %s\n", os.Getpid(), structTime(now))
+	return &lockFile{f: f}, nil
+}
+
+// release empties the lock file and lets the lock go, as the reference
+// does at the end of every run.
+func (l *lockFile) release() {
+	_ = l.f.Truncate(0)
+	_ = l.f.Close()
+}
+
+// structTime is Python's repr of time.localtime().
+func structTime(t time.Time) string {
+	isdst := 0
+	if t.IsDST() {
+		isdst = 1
+	}
+	return fmt.Sprintf("time.struct_time(tm_year=%d, tm_mon=%d, tm_mday=%d, tm_hour=%d, tm_min=%d, tm_sec=%d, tm_wday=%d, tm_yday=%d, tm_isdst=%d)",
+		t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), (int(t.Weekday())+6)%7, t.YearDay(), isdst)
+}
