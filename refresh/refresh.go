@@ -182,20 +182,20 @@ type runner struct {
 	parts   *runparts.Runner
 }
 
-// deadline bounds a stretch of work by --timeout, if given; timedOut tells
-// afterwards whether the deadline (not a signal) ended it.
-func (r *runner) deadline(ctx context.Context) (context.Context, func(), func() bool) {
+// deadline bounds a stretch of work by --timeout, if given. On expiry it
+// logs, then cancels, so the log line comes before the kill as in the
+// reference.
+func (r *runner) deadline(ctx context.Context) (context.Context, func()) {
 	if r.timeout <= 0 {
-		return ctx, func() {}, func() bool { return false }
+		return ctx, func() {}
 	}
-	tctx, cancel := context.WithTimeout(ctx, r.timeout)
-	stop := context.AfterFunc(tctx, func() {
-		if errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			r.log.Error(fmt.Sprintf("Timeout reached: %ds. Sending SIGTERM to all children, SIGKILL after %s",
-				int(r.timeout/time.Second), r.grace()))
-		}
+	tctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(r.timeout, func() {
+		r.log.Error(fmt.Sprintf("Timeout reached: %ds. Sending SIGTERM to all children, SIGKILL after %s",
+			int(r.timeout/time.Second), r.grace()))
+		cancel()
 	})
-	return tctx, func() { stop(); cancel() }, func() bool { return errors.Is(tctx.Err(), context.DeadlineExceeded) }
+	return tctx, func() { timer.Stop(); cancel() }
 }
 
 func (r *runner) grace() time.Duration {
@@ -206,7 +206,7 @@ func (r *runner) grace() time.Duration {
 }
 
 func (r *runner) run(ctx context.Context) error {
-	pctx, done, _ := r.deadline(ctx)
+	pctx, done := r.deadline(ctx)
 	defer done()
 	for _, phase := range Phases {
 		dir := pypath.Join(r.base, phase+".d")
@@ -232,7 +232,7 @@ func (r *runner) run(ctx context.Context) error {
 		errorDir := pypath.Join(r.base, "error.d")
 		if _, err := os.Stat(errorDir); err == nil {
 			r.log.Info("Calling error handlers.")
-			ectx, edone, _ := r.deadline(ctx)
+			ectx, edone := r.deadline(ctx)
 			_ = r.parts.Run(ectx, errorDir) // the reference ignores its result
 			edone()
 		}
@@ -245,7 +245,7 @@ func (r *runner) run(ctx context.Context) error {
 // describe words a phase failure as Python's CalledProcessError for
 // `dib-run-parts DIR` does.
 func describe(dir string, err error) string {
-	cmd := pyjson.ReprString(pyjson.Repr([]pyjson.Value{"dib-run-parts", dir}))
+	cmd := "'" + pyjson.Repr([]pyjson.Value{"dib-run-parts", dir}) + "'"
 	var f *runparts.Failure
 	switch {
 	case errors.As(err, &f) && f.Signal != 0:
