@@ -32,10 +32,11 @@ unit:
 BENCH_DISK  ?= $(CURDIR)/.bench/disk
 BENCH_TMPFS ?= /dev/shm/oacbench
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/... ./internal/pyjson/
+	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/... ./internal/pyjson/ ./refresh/...
 	$(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_DISK)
 	@if [ -d "$$(dirname $(BENCH_TMPFS))" ]; then \
 	  $(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_TMPFS); fi
+	$(GO) run ./tools/orcbench -ours $(BIN)/os-refresh-config
 
 demo: build
 	@sh examples/demo.sh $(BIN)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tripleo-go/agent/internal/benchkit"
 	"io"
 	"os"
 	"os/exec"
@@ -119,7 +120,7 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 			}
 			if b.cfg.verbose {
 				fmt.Fprintf(b.progress, "oacbench: %s round %d %s: %.1f ms, %.1f MiB\n",
-					c.name, round, side.p.label, float64(s.wall)/float64(time.Millisecond), float64(s.maxRSS)/1024)
+					c.name, round, side.p.label, float64(s.Wall)/float64(time.Millisecond), float64(s.MaxRSS)/1024)
 			}
 		}
 		if round == 0 {
@@ -149,17 +150,10 @@ func (b *bench) render(ctx context.Context, p program, outDir string, meta []str
 	cmd := exec.CommandContext(ctx, p.path, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
+	s, err := benchkit.Run(cmd)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s (%s) failed in run %s: %v\n--- last output (%s) ---\n%s",
 			p.label, p.path, tag, err, logPath, tail(logPath, 2000))
-	}
-	s := sample{wall: wall}
-	// Maxrss is in KiB on Linux.
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.maxRSS = ru.Maxrss
 	}
 	return s, nil
 }

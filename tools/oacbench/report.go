@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/tripleo-go/agent/internal/benchkit"
 	"io"
-	"slices"
 	"text/tabwriter"
-	"time"
 )
 
 // Targets from the project's issue. They are informational: a MISS does not
@@ -17,10 +16,7 @@ const (
 )
 
 // sample is one timed run of one program.
-type sample struct {
-	wall   time.Duration
-	maxRSS int64 // KiB, from getrusage of the child
-}
+type sample = benchkit.Sample
 
 // caseResult holds the timed samples of both programs for one case.
 type caseResult struct {
@@ -28,41 +24,11 @@ type caseResult struct {
 	ref, ours []sample
 }
 
-// median of the wall times in milliseconds; the middle pair is averaged for
-// an even count. Median rather than mean: one run disturbed by the page
-// cache or a noisy neighbour should not move the figure.
-func median(ss []sample) float64 {
-	if len(ss) == 0 {
-		return 0
-	}
-	ms := make([]float64, len(ss))
-	for i, s := range ss {
-		ms[i] = float64(s.wall) / float64(time.Millisecond)
-	}
-	slices.Sort(ms)
-	mid := len(ms) / 2
-	if len(ms)%2 == 0 {
-		return (ms[mid-1] + ms[mid]) / 2
-	}
-	return ms[mid]
-}
-
-// peakRSSMiB is the largest max-RSS over the runs.
-func peakRSSMiB(ss []sample) float64 {
-	var peak int64
-	for _, s := range ss {
-		peak = max(peak, s.maxRSS)
-	}
-	return float64(peak) / 1024
-}
-
-// ratio is how many times faster ours is than the reference (ref/ours).
-func ratio(ref, ours float64) float64 {
-	if ours <= 0 {
-		return 0
-	}
-	return ref / ours
-}
+var (
+	median     = benchkit.Median
+	peakRSSMiB = benchkit.PeakRSSMiB
+	ratio      = benchkit.Ratio
+)
 
 func formatRatio(r float64) string { return fmt.Sprintf("%.1fx", r) }
 

@@ -10,7 +10,7 @@ import (
 func ms(vals ...int) []sample {
 	ss := make([]sample, len(vals))
 	for i, v := range vals {
-		ss[i] = sample{wall: time.Duration(v) * time.Millisecond, maxRSS: int64(v) * 1024}
+		ss[i] = sample{Wall: time.Duration(v) * time.Millisecond, MaxRSS: int64(v) * 1024}
 	}
 	return ss
 }
