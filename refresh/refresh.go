@@ -155,11 +155,12 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	defer lock.release()
 
+	partLog := runparts.NewLog(env.Stderr)
 	r := &runner{
-		base: base, log: log, timeout: time.Duration(timeout) * time.Second,
+		base: base, log: log, partLog: partLog, timeout: time.Duration(timeout) * time.Second,
 		parts: &runparts.Runner{
 			Stdout: env.Stdout, Stderr: env.Stderr, Env: coerceLocale(env.Environ),
-			Log: runparts.NewLog(env.Stderr), Grace: env.Grace, Now: env.Now,
+			Log: partLog, Grace: env.Grace, Now: env.Now,
 		},
 	}
 	if v, ok := env.lookup("RUN_PARTS_REGEX"); ok && v != "" {
@@ -178,6 +179,7 @@ func (env Env) now() time.Time {
 type runner struct {
 	base    string
 	log     *slog.Logger
+	partLog *slog.Logger // dib-run-parts' lines; each phase adds its name
 	timeout time.Duration
 	parts   *runparts.Runner
 }
@@ -218,6 +220,7 @@ func (r *runner) run(ctx context.Context) error {
 		r.log.Info("Starting phase "+phase, "phase", phase)
 		r.log.Debug("Running " + pyjson.Repr([]pyjson.Value{"dib-run-parts", dir}))
 		start := time.Now()
+		r.parts.Log = r.partLog.With("phase", phase)
 		err := r.parts.Run(pctx, dir)
 		if err == nil {
 			r.log.Info("Completed phase "+phase, "phase", phase, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
@@ -233,6 +236,7 @@ func (r *runner) run(ctx context.Context) error {
 		if _, err := os.Stat(errorDir); err == nil {
 			r.log.Info("Calling error handlers.")
 			ectx, edone := r.deadline(ctx)
+			r.parts.Log = r.partLog.With("phase", "error")
 			_ = r.parts.Run(ectx, errorDir) // the reference ignores its result
 			edone()
 		}

@@ -175,6 +175,9 @@ func (h *textHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h *textHandler) WithGroup(string) slog.Handler { return h }
 
+// journalSend is journal.Send, replaceable in tests.
+var journalSend = journal.Send
+
 type journalHandler struct {
 	opts     Options
 	attrs    []slog.Attr
@@ -187,6 +190,8 @@ func (h *journalHandler) Enabled(_ context.Context, l slog.Level) bool {
 
 func priority(l slog.Level) journal.Priority {
 	switch {
+	case l >= LevelCritical:
+		return journal.PriCrit
 	case l >= slog.LevelError:
 		return journal.PriErr
 	case l >= slog.LevelWarn:
@@ -223,7 +228,7 @@ func (h *journalHandler) Handle(ctx context.Context, r slog.Record) error {
 		add(a)
 	}
 	r.Attrs(add)
-	if err := journal.Send(r.Message, priority(r.Level), vars); err != nil {
+	if err := journalSend(r.Message, priority(r.Level), vars); err != nil {
 		return h.fallback.Handle(ctx, r)
 	}
 	if len(h.fallback.out) > 1 { // keep the --log-file copy
