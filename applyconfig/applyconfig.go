@@ -110,6 +110,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		env.Accounts = control.SystemAccounts{}
 	}
 	p := newParser()
+	p.Columns = argparse.Columns(env.LookupEnv)
 	res, err := p.Parse(args, env.Stdout)
 	if errors.Is(err, argparse.ErrHelp) {
 		return nil

@@ -106,6 +106,7 @@ func isDir(p string) bool {
 func Run(ctx context.Context, args []string, env Env) error {
 	base := baseDir(env)
 	p := newParser()
+	p.Columns = argparse.Columns(env.lookup)
 	res, err := p.Parse(args, env.Stdout)
 	if errors.Is(err, argparse.ErrHelp) {
 		return nil

@@ -9,6 +9,7 @@ package argparse
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -34,6 +35,8 @@ type Parser struct {
 	Prog        string
 	Description string
 	Options     []*Option
+	// Columns is the terminal width argparse would see ($COLUMNS, else 80).
+	Columns int
 }
 
 // Result holds what was given: for each option's first long name (or
@@ -201,22 +204,58 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 	return res, nil
 }
 
-// Usage is argparse's one-line usage.
+// Usage is argparse's usage, wrapped as argparse wraps it: parts are
+// added to a line while it fits in Columns-2, continuation lines indented
+// under the first option.
 func (p *Parser) Usage() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "usage: %s [-h]", p.Prog)
+	parts := []string{p.Prog, "[-h]"}
 	for _, o := range p.Options {
 		n := o.Names[0]
 		switch o.Kind {
 		case Flag:
-			fmt.Fprintf(&b, " [%s]", n)
+			parts = append(parts, fmt.Sprintf("[%s]", n))
 		case One:
-			fmt.Fprintf(&b, " [%s %s]", n, o.metavar())
+			parts = append(parts, fmt.Sprintf("[%s %s]", n, o.metavar()))
 		case Many:
-			fmt.Fprintf(&b, " [%s [%s ...]]", n, o.metavar())
+			parts = append(parts, fmt.Sprintf("[%s [%s ...]]", n, o.metavar()))
 		}
 	}
-	return b.String()
+	const prefix = "usage: "
+	cols := p.Columns
+	if cols <= 0 {
+		cols = 80
+	}
+	width := cols - 2
+	oneLine := prefix + strings.Join(parts, " ")
+	if len(oneLine) <= width {
+		return oneLine
+	}
+	indent := strings.Repeat(" ", len(prefix)+len(p.Prog)+1)
+	var lines []string
+	var line []string
+	lineLen := len(prefix) - 1
+	for _, part := range parts {
+		if lineLen+1+len(part) > width && len(line) > 0 {
+			lines = append(lines, indent+strings.Join(line, " "))
+			line, lineLen = nil, len(indent)-1
+		}
+		line = append(line, part)
+		lineLen += len(part) + 1
+	}
+	lines = append(lines, indent+strings.Join(line, " "))
+	lines[0] = prefix + lines[0][len(indent):]
+	return strings.Join(lines, "\n")
+}
+
+// Columns is the width argparse uses: $COLUMNS when it is a positive
+// number, else 80.
+func Columns(lookup func(string) (string, bool)) int {
+	if v, ok := lookup("COLUMNS"); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 80
 }
 
 func (o *Option) metavar() string {

@@ -87,8 +87,9 @@ func RunCLI(ctx context.Context, args []string, env Env) error {
 		pattern = DefaultRegex
 	}
 	re := CompileRegex(pattern, log)
+	r := &Runner{Stdout: env.Stdout, Stderr: env.Stderr, Env: env.Environ, Regex: re, Log: log}
 	if list {
-		names, err := List(dir, re)
+		names, err := r.list(dir, re)
 		if err != nil {
 			return exitcode.With(exitcode.Failure, err)
 		}
@@ -97,7 +98,6 @@ func RunCLI(ctx context.Context, args []string, env Env) error {
 		}
 		return nil
 	}
-	r := &Runner{Stdout: env.Stdout, Stderr: env.Stderr, Env: env.Environ, Regex: re, Log: log}
 	err := r.Run(ctx, dir)
 	var f *Failure
 	if errors.As(err, &f) {

@@ -212,11 +212,12 @@ func (r *Runner) Run(ctx context.Context, dir string) error {
 	if re == nil {
 		re = regexp.MustCompile(DefaultRegex)
 	}
-	names, err := List(dir, re)
+	names, err := r.list(dir, re)
 	if err != nil {
 		return err
 	}
-	env, err := r.scriptEnv(ctx, dir)
+	closeInheritedFDs()
+	env, workDir, err := r.scriptEnv(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func (r *Runner) Run(ctx context.Context, dir string) error {
 		path := dir + "/" + name
 		r.Log.Info("Running "+path, "script", name)
 		start := time.Now()
-		status, sig := r.runScript(ctx, path, env)
+		status, sig := r.runScript(ctx, path, env, workDir)
 		secs := time.Since(start).Seconds()
 		if sig != 0 || status != 0 {
 			r.Log.Debug("failed "+path, "script", name, "seconds", secs, "status", status)
@@ -236,6 +237,32 @@ func (r *Runner) Run(ctx context.Context, dir string) error {
 	}
 	r.profile(dir, timings)
 	return nil
+}
+
+// list is List, except that a directory given as a symbolic link (without
+// a trailing slash) runs nothing, as in the reference, whose find(1) does
+// not enter such a starting point; here it is also logged.
+func (r *Runner) list(dir string, re *regexp.Regexp) ([]string, error) {
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(dir, "/") {
+		r.Log.Warn(dir + " is a symbolic link: running nothing in it, as the reference does (give the real directory)")
+		return nil, nil
+	}
+	return List(dir, re)
+}
+
+// closeInheritedFDs marks every descriptor above stderr close-on-exec, so
+// scripts get only stdin, stdout and stderr, as under the reference (whose
+// dib-run-parts is started with close_fds); a parent may have leaked some.
+func closeInheritedFDs() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
 }
 
 // profile prints dib-run-parts' table: rows sorted by name, as its
@@ -259,14 +286,16 @@ func (r *Runner) profile(dir string, timings []timing) {
 // scriptEnv is the environment the scripts get: that of a bash which has
 // sourced environment.d (when there is one), else what bash would pass on
 // from Env (SHLVL one up, PWD set).
-func (r *Runner) scriptEnv(ctx context.Context, dir string) ([]string, error) {
+// The working directory is the one the sourcing bash ended in ("" when
+// unchanged): an environment file may cd.
+func (r *Runner) scriptEnv(ctx context.Context, dir string) ([]string, string, error) {
 	envDir := dir + "/../environment.d"
 	if st, err := os.Stat(envDir); err != nil || !st.IsDir() {
-		return bashChildEnv(r.Env), nil
+		return bashChildEnv(r.Env), "", nil
 	}
 	entries, err := os.ReadDir(envDir)
 	if err != nil {
-		return bashChildEnv(r.Env), nil
+		return bashChildEnv(r.Env), "", nil
 	}
 	var files []string
 	for _, e := range entries {
@@ -277,9 +306,35 @@ func (r *Runner) scriptEnv(ctx context.Context, dir string) ([]string, error) {
 	}
 	sort.Strings(files) // sort -n over paths with a common prefix: bytewise
 	if len(files) == 0 {
-		return bashChildEnv(r.Env), nil
+		// The reference fails every phase here (its find|grep pipeline
+		// finds nothing under pipefail); an empty environment.d is harmless.
+		return bashChildEnv(r.Env), "", nil
 	}
-	return r.sourceEnv(ctx, dir, files)
+	env, err := r.sourceEnv(ctx, dir, files)
+	if err != nil {
+		return nil, "", err
+	}
+	workDir := ""
+	if pwd := lookupVar(env, "PWD"); pwd != "" {
+		if cwd, err := os.Getwd(); err == nil && !samePath(pwd, cwd) && isDir(pwd) {
+			workDir = pwd
+		}
+	}
+	return env, workDir, nil
+}
+
+func lookupVar(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // sourceScript is dib-run-parts' own sourcing loop, so the log and xtrace
@@ -374,17 +429,17 @@ func samePath(a, b string) bool {
 // runScript runs one script as bash would run the command "path": with
 // "_" set to it, and, when the kernel will not execute it (no shebang),
 // by bash itself.
-func (r *Runner) runScript(ctx context.Context, path string, env []string) (int, syscall.Signal) {
+func (r *Runner) runScript(ctx context.Context, path string, env []string, workDir string) (int, syscall.Signal) {
 	env = append(withoutVar(env, "_"), "_="+path)
 	cmd := exec.Command(path)
-	cmd.Env = env
+	cmd.Env, cmd.Dir = env, workDir
 	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err := cmd.Start()
 	if errors.Is(err, syscall.ENOEXEC) {
 		r.Log.Warn(path+" has no #! line: running it with "+r.bash()+", as the reference's bash does", "script", filepath.Base(path))
 		cmd = exec.Command(r.bash(), path)
-		cmd.Env = env
+		cmd.Env, cmd.Dir = env, workDir
 		cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		err = cmd.Start()

@@ -38,7 +38,7 @@ func TestListSelectsExecutableMatchingFiles(t *testing.T) {
 	dir := t.TempDir()
 	script(t, dir+"/20-b", "#!/bin/sh\n", 0o755)
 	script(t, dir+"/10-a", "#!/bin/sh\n", 0o755)
-	script(t, dir+"/a.sh", "#!/bin/sh\n", 0o755)     // name has a dot
+	script(t, dir+"/a.sh", "#!/bin/sh\n", 0o755)      // name has a dot
 	script(t, dir+"/30-noexec", "#!/bin/sh\n", 0o644) // not executable
 	os.Mkdir(dir+"/40-dir", 0o755)
 	os.Symlink("10-a", dir+"/50-link")
@@ -156,4 +156,55 @@ func TestDeadlineTermsThenKillsDescendants(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("child %s of the script survived", p)
+}
+
+// Deliberate fix: the reference fails every phase (status 1, no message)
+// when environment.d is empty, holds nothing sourceable, or is a symbolic
+// link to a directory. Here scripts run, with the linked files sourced.
+func TestEmptyOrLinkedEnvironmentDIsHarmless(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(base string)
+		want  string
+	}{
+		{"empty", func(base string) { os.Mkdir(base+"/environment.d", 0o755) }, ""},
+		{"nothing sourceable", func(base string) {
+			script(t, base+"/environment.d/skip~", "export X=1\n", 0o644)
+			os.Mkdir(base+"/environment.d/subdir", 0o755)
+		}, ""},
+		{"symlink to a directory", func(base string) {
+			script(t, base+"/real-env/10-x", "export FROM_LINK=yes\n", 0o644)
+			os.Symlink("real-env", base+"/environment.d")
+		}, "FROM_LINK=yes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			tc.setup(base)
+			script(t, base+"/configure.d/10-a", "#!/bin/sh\nenv > "+base+"/env\n", 0o755)
+			if err := runner(io.Discard, io.Discard, []string{"PATH=/usr/bin:/bin"}).Run(context.Background(), base+"/configure.d"); err != nil {
+				t.Fatal(err)
+			}
+			env, err := os.ReadFile(base + "/env")
+			if err != nil || !strings.Contains(string(env), tc.want) {
+				t.Fatalf("script did not run as expected: %v\n%s", err, env)
+			}
+		})
+	}
+}
+
+// Kept from the reference: a phase directory given as a symbolic link runs
+// nothing (its find does not enter it); a WARNING says so.
+func TestSymlinkedDirRunsNothing(t *testing.T) {
+	base := t.TempDir()
+	script(t, base+"/real/10-a", "#!/bin/sh\ntouch "+base+"/ran\n", 0o755)
+	os.Symlink("real", base+"/configure.d")
+	var log bytes.Buffer
+	r := runner(io.Discard, io.Discard, nil)
+	r.Log = slog.New(slog.NewTextHandler(&log, nil))
+	if err := r.Run(context.Background(), base+"/configure.d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(base + "/ran"); err == nil || !strings.Contains(log.String(), "is a symbolic link") {
+		t.Fatalf("ran or no warning: %s", log.String())
+	}
 }

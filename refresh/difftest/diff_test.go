@@ -1,0 +1,617 @@
+// Package difftest runs the reference os-refresh-config and dib-run-parts
+// and ours on the same cases and compares what an operator or a hook script
+// could observe: the exit status, stdout, the normalised stderr, whether
+// processes were left running, and every file of the work directory
+// afterwards (type, mode, owner, bytes, link target). The cases' scripts
+// record what they saw (order, arguments, environment) into the work dir.
+//
+// Cases are txtar-style files in ../testdata/diff (format in NOTES.md
+// there). The reference is Debian's python3-os-refresh-config 12.0.0
+// (/usr/bin/os-refresh-config) and python3-dib-utils 0.0.11
+// (/usr/bin/dib-run-parts); without them the tests skip, unless
+// REQUIRE_REFERENCE=1, when they fail. They need root, and are skipped
+// with -short (a full pass takes about 40 s).
+//
+// Environment knobs:
+//   - ORC_REFERENCE, DIB_RUN_PARTS_REFERENCE: other reference programs.
+//   - ORC_OURS: use this program as our os-refresh-config instead of
+//     building cmd/tripleo-agent (e.g. the reference itself, to check the
+//     corpus); DIB_RUN_PARTS_OURS likewise, defaulting to the
+//     dib-run-parts next to ORC_OURS.
+//   - DIFFTEST_SHOW=1: log what the reference did in each case.
+package difftest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	programORC = "os-refresh-config"
+	programDRP = "dib-run-parts"
+)
+
+var (
+	refBins = map[string]string{
+		programORC: envOr("ORC_REFERENCE", "/usr/bin/os-refresh-config"),
+		programDRP: envOr("DIB_RUN_PARTS_REFERENCE", "/usr/bin/dib-run-parts"),
+	}
+	oursBins = map[string]string{}
+)
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func TestMain(m *testing.M) {
+	if o := os.Getenv("ORC_OURS"); o != "" {
+		oursBins[programORC] = o
+		oursBins[programDRP] = envOr("DIB_RUN_PARTS_OURS", filepath.Join(filepath.Dir(o), programDRP))
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "orc-difftest")
+	if err != nil {
+		panic(err)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "tripleo-agent"), "github.com/tripleo-go/agent/cmd/tripleo-agent")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		panic("building the agent: " + err.Error())
+	}
+	for _, p := range []string{programORC, programDRP} {
+		oursBins[p] = filepath.Join(dir, p)
+		if err := os.Symlink("tripleo-agent", oursBins[p]); err != nil {
+			panic(err)
+		}
+	}
+	if o := os.Getenv("DIB_RUN_PARTS_OURS"); o != "" {
+		oursBins[programDRP] = o
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Case is one parsed case file.
+type Case struct {
+	Name    string
+	Comment string
+	Args    []string
+	Env     []string // NAME=value sets, -NAME removes
+	Setup   string
+	Flags   map[string]bool
+	Files   map[string][]byte
+}
+
+// knownFlags are the words allowed in a -- flags -- section.
+var knownFlags = map[string]bool{
+	"dib-run-parts": true, // run dib-run-parts instead of os-refresh-config
+	"ignore-stderr": true, // do not compare stderr
+}
+
+// program is the program the case runs.
+func (c *Case) program() string {
+	if c.Flags[programDRP] {
+		return programDRP
+	}
+	return programORC
+}
+
+// parseCase reads the txtar layout: a comment, then "-- name --" sections.
+func parseCase(name string, data []byte) (*Case, error) {
+	c := &Case{Name: name, Flags: map[string]bool{}, Files: map[string][]byte{}}
+	var cur string
+	var buf []byte
+	have := false
+	seen := map[string]bool{}
+	var err error
+	flush := func() {
+		if !have {
+			c.Comment = string(buf)
+			return
+		}
+		if seen[cur] && err == nil {
+			err = fmt.Errorf("section %q appears twice", cur)
+		}
+		seen[cur] = true
+		switch cur {
+		case "args":
+			if len(buf) > 0 {
+				c.Args = strings.Split(strings.TrimSuffix(string(buf), "\n"), "\n")
+			}
+		case "env":
+			for _, l := range strings.Split(string(buf), "\n") {
+				if l == "" {
+					continue
+				}
+				if !strings.HasPrefix(l, "-") && !strings.Contains(l, "=") && err == nil {
+					err = fmt.Errorf("env line %q is neither NAME=value nor -NAME", l)
+				}
+				c.Env = append(c.Env, l)
+			}
+		case "setup":
+			c.Setup = string(buf)
+		case "flags":
+			for _, f := range strings.Fields(string(buf)) {
+				if !knownFlags[f] && err == nil {
+					err = fmt.Errorf("unknown flag %q", f)
+				}
+				c.Flags[f] = true
+			}
+		default:
+			c.Files[cur] = append([]byte(nil), buf...)
+		}
+	}
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		l := strings.TrimRight(string(line), "\n")
+		if strings.HasPrefix(l, "-- ") && strings.HasSuffix(l, " --") && len(l) > 6 {
+			flush()
+			cur, buf, have = strings.TrimSpace(l[3:len(l)-3]), nil, true
+			continue
+		}
+		buf = append(buf, line...)
+	}
+	flush()
+	if err != nil {
+		return nil, err
+	}
+	for f := range c.Files {
+		if filepath.IsAbs(f) || f == "." || strings.HasPrefix(filepath.Clean(f), "..") {
+			return nil, fmt.Errorf("file %q escapes the work dir", f)
+		}
+	}
+	return c, nil
+}
+
+// placeholder matches $W and ${W}, but not $WORD.
+var placeholder = regexp.MustCompile(`\$\{W\}|\$W([^A-Za-z0-9_]|$)`)
+
+// subst replaces the work dir placeholder by dir.
+func subst(s, dir string) string {
+	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
+		if m == "${W}" {
+			return dir
+		}
+		return dir + m[2:]
+	})
+}
+
+// Outcome is everything compared for one run.
+type Outcome struct {
+	Code     int
+	Stdout   string   // work dir replaced by W
+	Stderr   string   // normalised
+	Tree     []string // one line per path
+	Files    map[string]string
+	Leftover []string // processes of the run still alive afterwards
+	Raw      string   // stderr as written, for failure messages
+}
+
+var (
+	orcTimestamp = regexp.MustCompile(`\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\]`)
+	// dib-run-parts prefixes every log line with "$(basename $0) $(date) ";
+	// date(1)'s default format is "%a %b %e %H:%M:%S %Z %Y". Not anchored:
+	// a script's output without a final newline runs into the prefix.
+	drpDate = regexp.MustCompile(`dib-run-parts [A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d \S+ -?\d{4} `)
+	// A profile line: printf "%-40s %10.3f\n" name seconds.
+	profileLine = regexp.MustCompile(`(?m)^(dib-run-parts DATE \S+ +)-?\d+\.\d{3}$`)
+)
+
+func normaliseStderr(s, dir string) string {
+	s = strings.ReplaceAll(s, dir, "W")
+	s = orcTimestamp.ReplaceAllString(s, "[TS]")
+	s = drpDate.ReplaceAllString(s, "dib-run-parts DATE ")
+	s = profileLine.ReplaceAllString(s, "${1}N.NNN")
+	return s
+}
+
+// baseEnv is the fixed environment of every run, before the case's lines.
+func baseEnv(dir string) map[string]string {
+	return map[string]string{
+		"PATH":                       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME":                       "/root",
+		"LANG":                       "C.UTF-8",
+		"TZ":                         "UTC",
+		"OS_REFRESH_CONFIG_BASE_DIR": filepath.Join(dir, "base"),
+	}
+}
+
+func (c *Case) environ(dir string) []string {
+	env := baseEnv(dir)
+	for _, l := range c.Env {
+		l = subst(l, dir)
+		if name, ok := strings.CutPrefix(l, "-"); ok {
+			delete(env, name)
+			continue
+		}
+		k, v, _ := strings.Cut(l, "=")
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// args returns the program's arguments in dir.
+func (c *Case) args(dir string) []string {
+	var args []string
+	hasLock := false
+	for _, a := range c.Args {
+		a = subst(a, dir)
+		// argparse accepts any unambiguous prefix of --lockfile.
+		if strings.HasPrefix(a, "--lock") {
+			hasLock = true
+		}
+		args = append(args, a)
+	}
+	if c.program() == programORC && !hasLock {
+		args = append([]string{"--lockfile", filepath.Join(dir, "lock")}, args...)
+	}
+	return args
+}
+
+func (c *Case) run(t *testing.T, bin string) Outcome {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range c.Files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(subst(string(body), dir)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := c.environ(dir)
+	if c.Setup != "" {
+		setup := exec.Command("/bin/sh", "-ec", subst(c.Setup, dir))
+		setup.Dir, setup.Env = dir, env
+		// Background helpers (a lock holder) stay in this group, and are
+		// killed once the program has run.
+		setup.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		setup.WaitDelay = 5 * time.Second
+		out, err := setup.CombinedOutput()
+		if setup.Process != nil {
+			defer syscall.Kill(-setup.Process.Pid, syscall.SIGKILL)
+		}
+		if err != nil {
+			t.Fatalf("setup: %v\n%s", err, out)
+		}
+	}
+	// The reference's dib-run-parts leaves its mktemp profile dir in /tmp
+	// whenever a script fails; remove the ones this run left.
+	before := profileDirs()
+	defer func() {
+		for d := range profileDirs() {
+			if !before[d] {
+				os.RemoveAll(d)
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, c.args(dir)...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish within the deadline\nstderr:\n%s", bin, stderr.String())
+	}
+	o := Outcome{
+		Stdout: strings.ReplaceAll(stdout.String(), dir, "W"),
+		Stderr: normaliseStderr(stderr.String(), dir),
+		Raw:    stderr.String(),
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		o.Code = ee.ExitCode()
+		if o.Code < 0 {
+			t.Fatalf("%s: %v", bin, err)
+		}
+	} else if err != nil && err != exec.ErrWaitDelay {
+		t.Fatalf("running %s: %v", bin, err)
+	}
+	o.Leftover = leftovers(cmd.Process.Pid)
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	o.Tree, o.Files = snapshot(t, dir)
+	return o
+}
+
+func profileDirs() map[string]bool {
+	m := map[string]bool{}
+	paths, _ := filepath.Glob("/tmp/profiledir.??????")
+	for _, p := range paths {
+		m[p] = true
+	}
+	return m
+}
+
+// leftovers lists the live (not zombie) processes of group pgid, waiting a
+// little for processes being killed to go away.
+func leftovers(pgid int) []string {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		var live []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+			s := string(stat)
+			i := strings.LastIndexByte(s, ')')
+			if i < 0 {
+				continue
+			}
+			f := strings.Fields(s[i+1:])
+			if len(f) < 3 || f[0] == "Z" || f[0] == "X" || f[2] != strconv.Itoa(pgid) {
+				continue
+			}
+			comm := s[strings.IndexByte(s, '(')+1 : i]
+			live = append(live, comm)
+		}
+		if len(live) == 0 || time.Now().After(deadline) {
+			sort.Strings(live)
+			return live
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// snapshot describes every path under dir; the work dir's path inside file
+// contents and link targets is replaced by W. It also returns the
+// normalised contents of the regular files, for diffs.
+func snapshot(t *testing.T, dir string) ([]string, map[string]string) {
+	var out []string
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		line := fmt.Sprintf("%s %s %04o %d:%d", rel, st.Mode().Type(), sys.Mode&0o7777, sys.Uid, sys.Gid)
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			line += " -> " + strings.ReplaceAll(target, dir, "W")
+		case st.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			s := strings.ReplaceAll(string(data), dir, "W")
+			files[rel] = s
+			line += fmt.Sprintf(" %q", s)
+		}
+		out = append(out, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out, files
+}
+
+func loadCases(t *testing.T) []*Case {
+	paths, err := filepath.Glob("../testdata/diff/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []*Case
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := parseCase(strings.TrimSuffix(filepath.Base(p), ".txtar"), data)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+var caseName = regexp.MustCompile(`^\d{3}-[a-z0-9][a-z0-9-]*$`)
+
+// TestCorpus checks the case files themselves; it needs no reference.
+func TestCorpus(t *testing.T) {
+	cases := loadCases(t)
+	if len(cases) < 25 {
+		t.Errorf("only %d cases; the corpus must have at least 25", len(cases))
+	}
+	nums := map[string]string{}
+	for _, c := range cases {
+		if !caseName.MatchString(c.Name) {
+			t.Errorf("%s: name is not NNN-short-name", c.Name)
+		}
+		if prev, ok := nums[c.Name[:3]]; ok {
+			t.Errorf("%s and %s share a number", prev, c.Name)
+		}
+		nums[c.Name[:3]] = c.Name
+		if strings.TrimSpace(c.Comment) == "" {
+			t.Errorf("%s: no comment saying what the case checks", c.Name)
+		}
+	}
+}
+
+func requireReference(t *testing.T) {
+	for _, bin := range refBins {
+		if _, err := os.Stat(bin); err != nil {
+			if os.Getenv("REQUIRE_REFERENCE") == "1" {
+				t.Fatalf("reference %s missing: %v", bin, err)
+			}
+			t.Skipf("reference %s not installed", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the cases need root (file owners, execute permission as root, lock files)")
+	}
+}
+
+func TestAgainstReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential tests are slow; not run with -short")
+	}
+	requireReference(t)
+	cases := loadCases(t)
+	if len(cases) < 25 {
+		t.Errorf("only %d cases; the corpus must have at least 25", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			prog := c.program()
+			ref := c.run(t, refBins[prog])
+			if strings.Contains(ref.Raw, "Traceback") && !c.Flags["ignore-stderr"] {
+				t.Fatalf("the reference crashed on this case; flag it or move it to the unit tests:\n%s", ref.Raw)
+			}
+			if os.Getenv("DIFFTEST_SHOW") == "1" {
+				t.Logf("reference: exit %d, leftover %q\nstdout:\n%s\nstderr:\n%s\ntree:\n%s",
+					ref.Code, ref.Leftover, ref.Stdout, ref.Stderr, strings.Join(ref.Tree, "\n"))
+				for _, name := range sortedKeys(ref.Files) {
+					if _, given := c.Files[name]; !given {
+						t.Logf("file %s:\n%s", name, ref.Files[name])
+					}
+				}
+			}
+			ours := c.run(t, oursBins[prog])
+			compare(t, c, ref, ours)
+		})
+	}
+}
+
+func compare(t *testing.T, c *Case, ref, ours Outcome) {
+	t.Helper()
+	if ref.Code != ours.Code {
+		t.Errorf("exit status: reference %d, ours %d", ref.Code, ours.Code)
+	}
+	if ref.Stdout != ours.Stdout {
+		t.Errorf("stdout differs (- reference, + ours):\n%s", lineDiff(ref.Stdout, ours.Stdout))
+	}
+	if !c.Flags["ignore-stderr"] && ref.Stderr != ours.Stderr {
+		t.Errorf("normalised stderr differs (- reference, + ours):\n%s", lineDiff(ref.Stderr, ours.Stderr))
+	}
+	if strings.Join(ref.Leftover, " ") != strings.Join(ours.Leftover, " ") {
+		t.Errorf("processes left running: reference %q, ours %q", ref.Leftover, ours.Leftover)
+	}
+	if d := setDiff(ref.Tree, ours.Tree); d != "" {
+		var detail strings.Builder
+		for name, r := range ref.Files {
+			if o, ok := ours.Files[name]; ok && o != r {
+				fmt.Fprintf(&detail, "%s (- reference, + ours):\n%s", name, lineDiff(r, o))
+			}
+		}
+		t.Errorf("work dir differs (- reference, + ours):\n%s%s", d, detail.String())
+	}
+	if t.Failed() {
+		t.Logf("reference stderr:\n%s\nour stderr:\n%s", ref.Raw, ours.Raw)
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// setDiff lists the lines only in a (-) and only in b (+).
+func setDiff(a, b []string) string {
+	inA := map[string]bool{}
+	for _, l := range a {
+		inA[l] = true
+	}
+	inB := map[string]bool{}
+	for _, l := range b {
+		inB[l] = true
+	}
+	var out strings.Builder
+	for _, l := range a {
+		if !inB[l] {
+			fmt.Fprintf(&out, "- %s\n", l)
+		}
+	}
+	for _, l := range b {
+		if !inA[l] {
+			fmt.Fprintf(&out, "+ %s\n", l)
+		}
+	}
+	return out.String()
+}
+
+// lineDiff is a small LCS line diff of a and b, good enough for the
+// short texts compared here.
+func lineDiff(a, b string) string {
+	x := strings.SplitAfter(a, "\n")
+	y := strings.SplitAfter(b, "\n")
+	n, m := len(x), len(y)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	line := func(prefix, s string) {
+		if s == "" {
+			return
+		}
+		fmt.Fprintf(&out, "%s%q\n", prefix, s)
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && x[i] == y[j]:
+			line("  ", x[i])
+			i, j = i+1, j+1
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			line("+ ", y[j])
+			j++
+		default:
+			line("- ", x[i])
+			i++
+		}
+	}
+	return out.String()
+}
