@@ -12,16 +12,12 @@ package difftest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"fmt"
-	"io/fs"
+	"github.com/tripleo-go/agent/internal/difftest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -39,87 +35,20 @@ func envOr(k, def string) string {
 }
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "oac-difftest")
+	dir, err := difftest.BuildAgent("os-apply-config")
 	if err != nil {
 		panic(err)
 	}
 	oursBin = filepath.Join(dir, "os-apply-config")
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "tripleo-agent"), "github.com/tripleo-go/agent/cmd/tripleo-agent")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("building the agent: " + err.Error())
-	}
-	if err := os.Symlink("tripleo-agent", oursBin); err != nil {
-		panic(err)
-	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// Case is one parsed case file.
-type Case struct {
-	Name    string
-	Comment string
-	Args    []string
-	Env     []string
-	Setup   string
-	Flags   map[string]bool
-	Files   map[string][]byte
-}
+// Case is one parsed case file, with this suite's way to run it.
+type Case struct{ *difftest.Case }
 
-var special = map[string]bool{"args": true, "env": true, "setup": true, "flags": true}
-
-// parseCase reads the txtar layout: a comment, then "-- name --" sections.
-func parseCase(name string, data []byte) (*Case, error) {
-	c := &Case{Name: name, Flags: map[string]bool{}, Files: map[string][]byte{}}
-	var cur string
-	var buf []byte
-	have := false
-	flush := func() {
-		if !have {
-			c.Comment = string(buf)
-			return
-		}
-		switch cur {
-		case "args":
-			c.Args = strings.Split(strings.TrimSuffix(string(buf), "\n"), "\n")
-			if len(buf) == 0 {
-				c.Args = nil
-			}
-		case "env":
-			for _, l := range strings.Split(string(buf), "\n") {
-				if l != "" {
-					c.Env = append(c.Env, l)
-				}
-			}
-		case "setup":
-			c.Setup = string(buf)
-		case "flags":
-			for _, f := range strings.Fields(string(buf)) {
-				c.Flags[f] = true
-			}
-		default:
-			c.Files[cur] = append([]byte(nil), buf...)
-		}
-	}
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		l := strings.TrimRight(string(line), "\n")
-		if strings.HasPrefix(l, "-- ") && strings.HasSuffix(l, " --") && len(l) > 6 {
-			flush()
-			cur, buf, have = strings.TrimSpace(l[3:len(l)-3]), nil, true
-			continue
-		}
-		buf = append(buf, line...)
-	}
-	flush()
-	for f := range c.Files {
-		if filepath.IsAbs(f) || strings.HasPrefix(filepath.Clean(f), "..") {
-			return nil, fmt.Errorf("file %q escapes the work dir", f)
-		}
-	}
-	return c, nil
-}
+var knownFlags = map[string]bool{"ignore-stderr": true}
 
 // Outcome is everything compared for one run.
 type Outcome struct {
@@ -175,76 +104,24 @@ func (c *Case) run(t *testing.T, bin string) Outcome {
 	return o
 }
 
-// snapshot describes every path under dir.
 func snapshot(t *testing.T, dir string) []string {
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		st, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		sys := st.Sys().(*syscall.Stat_t)
-		line := fmt.Sprintf("%s %s %04o %d:%d", rel, st.Mode().Type(), sys.Mode&0o7777, sys.Uid, sys.Gid)
-		switch {
-		case st.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			line += " -> " + target
-		case st.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if len(data) <= 200 {
-				line += fmt.Sprintf(" %q", data)
-			} else {
-				line += fmt.Sprintf(" %d bytes sha256:%x", len(data), sha256.Sum256(data))
-			}
-		}
-		out = append(out, line)
-		return nil
-	})
+	t.Helper()
+	tree, _, err := difftest.Snapshot(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(out)
-	return out
+	return tree
 }
 
 func loadCases(t *testing.T) []*Case {
-	paths, err := filepath.Glob("../testdata/diff/*.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []*Case
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := parseCase(strings.TrimSuffix(filepath.Base(p), ".txtar"), data)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		cases = append(cases, c)
+	for _, c := range difftest.Load(t, "../testdata/diff/*.txtar", knownFlags) {
+		cases = append(cases, &Case{c})
 	}
 	return cases
 }
 
-func requireReference(t *testing.T) {
-	if _, err := os.Stat(refBin); err != nil {
-		if os.Getenv("REQUIRE_REFERENCE") == "1" {
-			t.Fatalf("reference %s missing: %v", refBin, err)
-		}
-		t.Skipf("reference %s not installed", refBin)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the cases set owners and groups: run as root")
-	}
-}
+func requireReference(t *testing.T) { difftest.RequireReference(t, refBin) }
 
 func TestAgainstReference(t *testing.T) {
 	requireReference(t)
@@ -282,33 +159,10 @@ func compare(t *testing.T, c *Case, ref, ours Outcome) {
 			t.Errorf("log lines:\nreference %q\nours      %q", ref.Logged, ours.Logged)
 		}
 	}
-	if d := diffLines(ref.Tree, ours.Tree); d != "" {
+	if d := difftest.SetDiff(ref.Tree, ours.Tree); d != "" {
 		t.Errorf("work dir differs (- reference, + ours):\n%s", d)
 	}
 	if t.Failed() {
 		t.Logf("reference stderr:\n%s\nour stderr:\n%s", ref.Stderr, ours.Stderr)
 	}
-}
-
-func diffLines(a, b []string) string {
-	inA := map[string]bool{}
-	for _, l := range a {
-		inA[l] = true
-	}
-	inB := map[string]bool{}
-	for _, l := range b {
-		inB[l] = true
-	}
-	var out strings.Builder
-	for _, l := range a {
-		if !inB[l] {
-			fmt.Fprintf(&out, "- %s\n", l)
-		}
-	}
-	for _, l := range b {
-		if !inA[l] {
-			fmt.Fprintf(&out, "+ %s\n", l)
-		}
-	}
-	return out.String()
 }

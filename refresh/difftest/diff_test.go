@@ -25,7 +25,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
+	"github.com/tripleo-go/agent/internal/difftest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,21 +64,12 @@ func TestMain(m *testing.M) {
 		oursBins[programDRP] = envOr("DIB_RUN_PARTS_OURS", filepath.Join(filepath.Dir(o), programDRP))
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "orc-difftest")
+	dir, err := difftest.BuildAgent(programORC, programDRP)
 	if err != nil {
 		panic(err)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "tripleo-agent"), "github.com/tripleo-go/agent/cmd/tripleo-agent")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		os.RemoveAll(dir)
-		panic("building the agent: " + err.Error())
-	}
 	for _, p := range []string{programORC, programDRP} {
 		oursBins[p] = filepath.Join(dir, p)
-		if err := os.Symlink("tripleo-agent", oursBins[p]); err != nil {
-			panic(err)
-		}
 	}
 	if o := os.Getenv("DIB_RUN_PARTS_OURS"); o != "" {
 		oursBins[programDRP] = o
@@ -88,95 +79,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// Case is one parsed case file.
-type Case struct {
-	Name    string
-	Comment string
-	Args    []string
-	Env     []string // NAME=value sets, -NAME removes
-	Setup   string
-	Flags   map[string]bool
-	Files   map[string][]byte
-}
-
 // knownFlags are the words allowed in a -- flags -- section.
 var knownFlags = map[string]bool{
 	"dib-run-parts": true, // run dib-run-parts instead of os-refresh-config
 	"ignore-stderr": true, // do not compare stderr
 }
 
-// program is the program the case runs.
-func (c *Case) program() string {
+// Case is one parsed case file, with this suite's ways to run it.
+type Case struct{ *difftest.Case }
+
+// program is the program a case runs.
+func program(c *Case) string {
 	if c.Flags[programDRP] {
 		return programDRP
 	}
 	return programORC
-}
-
-// parseCase reads the txtar layout: a comment, then "-- name --" sections.
-func parseCase(name string, data []byte) (*Case, error) {
-	c := &Case{Name: name, Flags: map[string]bool{}, Files: map[string][]byte{}}
-	var cur string
-	var buf []byte
-	have := false
-	seen := map[string]bool{}
-	var err error
-	flush := func() {
-		if !have {
-			c.Comment = string(buf)
-			return
-		}
-		if seen[cur] && err == nil {
-			err = fmt.Errorf("section %q appears twice", cur)
-		}
-		seen[cur] = true
-		switch cur {
-		case "args":
-			if len(buf) > 0 {
-				c.Args = strings.Split(strings.TrimSuffix(string(buf), "\n"), "\n")
-			}
-		case "env":
-			for _, l := range strings.Split(string(buf), "\n") {
-				if l == "" {
-					continue
-				}
-				if !strings.HasPrefix(l, "-") && !strings.Contains(l, "=") && err == nil {
-					err = fmt.Errorf("env line %q is neither NAME=value nor -NAME", l)
-				}
-				c.Env = append(c.Env, l)
-			}
-		case "setup":
-			c.Setup = string(buf)
-		case "flags":
-			for _, f := range strings.Fields(string(buf)) {
-				if !knownFlags[f] && err == nil {
-					err = fmt.Errorf("unknown flag %q", f)
-				}
-				c.Flags[f] = true
-			}
-		default:
-			c.Files[cur] = append([]byte(nil), buf...)
-		}
-	}
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		l := strings.TrimRight(string(line), "\n")
-		if strings.HasPrefix(l, "-- ") && strings.HasSuffix(l, " --") && len(l) > 6 {
-			flush()
-			cur, buf, have = strings.TrimSpace(l[3:len(l)-3]), nil, true
-			continue
-		}
-		buf = append(buf, line...)
-	}
-	flush()
-	if err != nil {
-		return nil, err
-	}
-	for f := range c.Files {
-		if filepath.IsAbs(f) || f == "." || strings.HasPrefix(filepath.Clean(f), "..") {
-			return nil, fmt.Errorf("file %q escapes the work dir", f)
-		}
-	}
-	return c, nil
 }
 
 // placeholder matches $W and ${W}, but not $WORD.
@@ -263,7 +180,7 @@ func (c *Case) args(dir string) []string {
 		}
 		args = append(args, a)
 	}
-	if c.program() == programORC && !hasLock {
+	if program(c) == programORC && !hasLock {
 		args = append([]string{"--lockfile", filepath.Join(dir, "lock")}, args...)
 	}
 	return args
@@ -386,60 +303,19 @@ func leftovers(pgid int) []string {
 
 // snapshot describes every path under dir; the work dir's path inside file
 // contents and link targets is replaced by W. It also returns the
-// normalised contents of the regular files, for diffs.
 func snapshot(t *testing.T, dir string) ([]string, map[string]string) {
-	var out []string
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		st, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		sys := st.Sys().(*syscall.Stat_t)
-		line := fmt.Sprintf("%s %s %04o %d:%d", rel, st.Mode().Type(), sys.Mode&0o7777, sys.Uid, sys.Gid)
-		switch {
-		case st.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			line += " -> " + strings.ReplaceAll(target, dir, "W")
-		case st.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := strings.ReplaceAll(string(data), dir, "W")
-			files[rel] = s
-			line += fmt.Sprintf(" %q", s)
-		}
-		out = append(out, line)
-		return nil
-	})
+	t.Helper()
+	tree, files, err := difftest.Snapshot(dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(out)
-	return out, files
+	return tree, files
 }
 
 func loadCases(t *testing.T) []*Case {
-	paths, err := filepath.Glob("../testdata/diff/*.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []*Case
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := parseCase(strings.TrimSuffix(filepath.Base(p), ".txtar"), data)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		cases = append(cases, c)
+	for _, c := range difftest.Load(t, "../testdata/diff/*.txtar", knownFlags) {
+		cases = append(cases, &Case{c})
 	}
 	return cases
 }
@@ -468,17 +344,7 @@ func TestCorpus(t *testing.T) {
 }
 
 func requireReference(t *testing.T) {
-	for _, bin := range refBins {
-		if _, err := os.Stat(bin); err != nil {
-			if os.Getenv("REQUIRE_REFERENCE") == "1" {
-				t.Fatalf("reference %s missing: %v", bin, err)
-			}
-			t.Skipf("reference %s not installed", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the cases need root (file owners, execute permission as root, lock files)")
-	}
+	difftest.RequireReference(t, refBins[programORC], refBins[programDRP])
 }
 
 func TestAgainstReference(t *testing.T) {
@@ -492,7 +358,7 @@ func TestAgainstReference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			prog := c.program()
+			prog := program(c)
 			ref := c.run(t, refBins[prog])
 			if strings.Contains(ref.Raw, "Traceback") && !c.Flags["ignore-stderr"] {
 				t.Fatalf("the reference crashed on this case; flag it or move it to the unit tests:\n%s", ref.Raw)
@@ -526,7 +392,7 @@ func compare(t *testing.T, c *Case, ref, ours Outcome) {
 	if strings.Join(ref.Leftover, " ") != strings.Join(ours.Leftover, " ") {
 		t.Errorf("processes left running: reference %q, ours %q", ref.Leftover, ours.Leftover)
 	}
-	if d := setDiff(ref.Tree, ours.Tree); d != "" {
+	if d := difftest.SetDiff(ref.Tree, ours.Tree); d != "" {
 		var detail strings.Builder
 		for name, r := range ref.Files {
 			if o, ok := ours.Files[name]; ok && o != r {
@@ -547,30 +413,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// setDiff lists the lines only in a (-) and only in b (+).
-func setDiff(a, b []string) string {
-	inA := map[string]bool{}
-	for _, l := range a {
-		inA[l] = true
-	}
-	inB := map[string]bool{}
-	for _, l := range b {
-		inB[l] = true
-	}
-	var out strings.Builder
-	for _, l := range a {
-		if !inB[l] {
-			fmt.Fprintf(&out, "- %s\n", l)
-		}
-	}
-	for _, l := range b {
-		if !inA[l] {
-			fmt.Fprintf(&out, "+ %s\n", l)
-		}
-	}
-	return out.String()
 }
 
 // lineDiff is a small LCS line diff of a and b, good enough for the
