@@ -208,3 +208,21 @@ func TestSymlinkedDirRunsNothing(t *testing.T) {
 		t.Fatalf("ran or no warning: %s", log.String())
 	}
 }
+
+// Bad input: a script whose interpreter is missing cannot run. It fails
+// with bash's status 127 and a line naming it, and stops the directory.
+func TestUnrunnableScriptStops(t *testing.T) {
+	base := t.TempDir()
+	dir := base + "/configure.d"
+	script(t, dir+"/10-bad", "#!/nonexistent/interpreter\n", 0o755)
+	script(t, dir+"/20-never", "#!/bin/sh\ntouch "+base+"/ran\n", 0o755)
+	var stderr bytes.Buffer
+	err := runner(io.Discard, &stderr, nil).Run(context.Background(), dir)
+	f, ok := err.(*Failure)
+	if !ok || f.Status != 127 || f.Script != "10-bad" || !strings.Contains(stderr.String(), dir+"/10-bad: ") {
+		t.Fatalf("error %v, stderr %q", err, stderr.String())
+	}
+	if _, err := os.Stat(base + "/ran"); err == nil {
+		t.Fatal("a later script ran")
+	}
+}
