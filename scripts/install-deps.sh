@@ -4,7 +4,7 @@
 # none. Needs root for apt-get; does nothing when all is there already.
 set -euo pipefail
 
-packages=(python3-os-apply-config python3-os-refresh-config python3-dib-utils make gcc util-linux)
+packages=(python3-os-apply-config python3-os-refresh-config python3-os-collect-config python3-dib-utils make gcc util-linux)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -19,7 +19,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # The reference must be the version we claim compatibility with.
-for p in python3-os-apply-config python3-os-refresh-config; do
+for p in python3-os-apply-config python3-os-refresh-config python3-os-collect-config; do
   ver=$(dpkg-query -W -f='${Version}' "$p")
   case "$ver" in 12.0.0*) ;; *) echo "install-deps: $p is $ver, want 12.0.0" >&2; exit 1 ;; esac
 done

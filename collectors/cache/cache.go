@@ -1,0 +1,209 @@
+// Package cache is os-collect-config's metadata cache: per source key,
+// KEY.json holds the latest content, KEY.json.orig the first content ever
+// stored, and KEY.json.last the content of the last successful command
+// run; os_config_files.json lists the files of the last changed pass. The
+// layout, formats (Python's json.dumps with indent=1, mode 0600) and the
+// change rules are the reference's (spec §1.3, §1.4).
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pypath"
+)
+
+// MetaListName is the key of the list of files of a pass.
+const MetaListName = "os_config_files"
+
+// Cache is a cache directory.
+type Cache struct {
+	Dir string
+}
+
+// ErrBadName is a key that would not name a file inside the cache.
+var ErrBadName = errors.New("not a valid cache key")
+
+// CheckName refuses keys that would escape the cache directory or cannot
+// be file names: empty, ".", "..", containing "/" or NUL. The reference
+// took any deployment name, so "../x" wrote outside the cache.
+func CheckName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("%w: %q", ErrBadName, name)
+	}
+	return nil
+}
+
+// Path is the file of a key.
+func (c *Cache) Path(name string) string { return pypath.Join(c.Dir, name+".json") }
+
+// Store writes content for name and reports whether it changed: the key
+// was never stored before, has no committed (.last) content, or its
+// committed content is not equal as JSON (key order and formatting do
+// not count; 1 == 1.0 == true, as in Python).
+func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path string, err error) {
+	if err := CheckName(name); err != nil {
+		return false, "", err
+	}
+	if err := c.ensureDir(); err != nil {
+		return false, "", err
+	}
+	path = c.Path(name)
+	data := []byte(pyjson.DumpsIndent(content, 1))
+	orig := path + ".orig"
+	if _, err := os.Stat(orig); errors.Is(err, fs.ErrNotExist) {
+		if err := writeAtomic(orig, data); err != nil {
+			return false, "", err
+		}
+		changed = true
+	}
+	if err := writeAtomic(path, data); err != nil {
+		return false, "", err
+	}
+	if changed {
+		return true, path, nil
+	}
+	last, err := os.ReadFile(path + ".last")
+	if err != nil {
+		return true, path, nil
+	}
+	then, err := pyjson.Loads(last)
+	if err != nil {
+		return true, path, nil // an unreadable .last is a change, not a crash
+	}
+	return !pyjson.Equal(then, content), path, nil
+}
+
+// Commit records name's current content as the last one a command ran
+// with successfully.
+func (c *Cache) Commit(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	path := c.Path(name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path+".last", data)
+}
+
+// StoreMetaList writes os_config_files.json: the JSON list of the files of
+// names, in order.
+func (c *Cache) StoreMetaList(names []string) (string, error) {
+	if err := c.ensureDir(); err != nil {
+		return "", err
+	}
+	list := make([]pyjson.Value, len(names))
+	for i, n := range names {
+		list[i] = c.Path(n)
+	}
+	dest := c.Path(MetaListName)
+	return dest, writeAtomic(dest, []byte(pyjson.Dumps(list)))
+}
+
+// Backup replaces dst with a copy of the cache directory (the reference's
+// backup-cachedir, read by os-apply-config as a fallback). Nothing happens
+// when the cache directory does not exist.
+func (c *Cache) Backup(dst string) error {
+	if _, err := os.Stat(c.Dir); err != nil {
+		return nil
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	return copyTree(c.Dir, dst)
+}
+
+// ensureDir creates the cache directory, but not its parents (the
+// reference's single mkdir), with 0700: it holds credentials.
+func (c *Cache) ensureDir() error {
+	if err := os.Mkdir(c.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating cache directory: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes data to a 0600 temporary file beside path, syncs it
+// and renames it over path.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// copyTree copies a directory of regular files and subdirectories, with
+// their modes, as Python's shutil.copytree does for the cache.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm())
+		case info.Mode().IsRegular():
+			return copyFile(p, target, info.Mode().Perm())
+		}
+		return nil // the cache holds nothing else
+	})
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Chmod(perm); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,71 @@
+// Package merger explodes the software deployments found in collected
+// metadata into cache keys of their own, as os-collect-config's merger
+// does (spec §1.5): the collector's whole document comes first, then, for
+// each deployment key present, every deployment of group os-apply-config
+// or Heat::Ungrouped as (name, config).
+package merger
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Entry is one cache key and its content.
+type Entry struct {
+	Name    string
+	Content pyjson.Value
+}
+
+// groups whose deployments os-apply-config handles.
+var oacGroups = map[string]bool{"os-apply-config": true, "Heat::Ungrouped": true}
+
+// Explode returns the entries for a collector's document. The reference's
+// warnings keep their words; a deployment that is not an object or has no
+// "config" is skipped with a warning (the reference crashed).
+func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *slog.Logger) []Entry {
+	out := []Entry{{Name: collector, Content: doc}}
+	obj, ok := doc.(*pyjson.Object)
+	if !ok {
+		return out
+	}
+	for _, key := range deploymentKeys {
+		v, present := obj.Get(key)
+		if !present {
+			continue
+		}
+		deployments, ok := v.([]pyjson.Value)
+		if !ok {
+			log.Warn(fmt.Sprintf("Deployment-key %s was found but does not contain a list.", key), "collector", collector)
+			continue
+		}
+		log.Debug("Deployment found for "+key, "collector", collector)
+		for i, item := range deployments {
+			d, ok := item.(*pyjson.Object)
+			if !ok {
+				log.Warn(fmt.Sprintf("Deployment %d under %s is not an object; skipped.", i, key), "collector", collector)
+				continue
+			}
+			name, ok := d.Get("name")
+			if !ok {
+				log.Warn(fmt.Sprintf("No name found for a deployment under %s.", key), "collector", collector)
+				continue
+			}
+			group := "Heat::Ungrouped"
+			if g, ok := d.Get("group"); ok {
+				group = pyjson.Str(g)
+			}
+			if !oacGroups[group] {
+				continue
+			}
+			config, ok := d.Get("config")
+			if !ok {
+				log.Warn(fmt.Sprintf("Deployment %s under %s has no config; skipped.", pyjson.Str(name), key), "collector", collector)
+				continue
+			}
+			out = append(out, Entry{Name: pyjson.Str(name), Content: config})
+		}
+	}
+	return out
+}
