@@ -510,14 +510,16 @@ func exitStatus(err error) int {
 	return ee.ExitCode()
 }
 
-// killTree signals the process group led by pid and every descendant of
-// pid found in /proc (scripts may start their own process groups).
+// killTree signals the process group led by pid, then every descendant
+// of pid found in /proc (scripts may start their own process groups). The
+// group goes first and in one call: signalling a child before its shell
+// would let the shell, woken by the child's death, run its next command.
 func killTree(pid int, sig syscall.Signal) {
-	for _, p := range descendants(pid) {
+	stray := descendants(pid)
+	_ = syscall.Kill(-pid, sig)
+	for _, p := range stray {
 		_ = syscall.Kill(p, sig)
 	}
-	_ = syscall.Kill(-pid, sig)
-	_ = syscall.Kill(pid, sig)
 }
 
 // descendants lists the processes below pid, from /proc.
