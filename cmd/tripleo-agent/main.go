@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/tripleo-go/agent/applyconfig"
@@ -19,9 +20,7 @@ import (
 
 // programs maps a program name to its entry point.
 var programs = map[string]func(ctx context.Context, args []string) error{
-	"os-apply-config": func(ctx context.Context, args []string) error {
-		return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
-	},
+	"os-apply-config": runApplyConfig,
 	"os-refresh-config": func(ctx context.Context, args []string) error {
 		return refresh.Run(ctx, args, refresh.ProcessEnv())
 	},
@@ -29,9 +28,19 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 		return runparts.RunCLI(ctx, args, runparts.ProcessEnv())
 	},
 	// The reference's legacy name for os-apply-config.
-	"os-config-applier": func(ctx context.Context, args []string) error {
-		return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
-	},
+	"os-config-applier": runApplyConfig,
+}
+
+// runApplyConfig runs os-apply-config with a tighter garbage collector:
+// its live data is small next to the garbage of parsing metadata and
+// templates. Measured on the make bench corpus: peak RSS 18.2 MiB instead
+// of 19.5-20.8 MiB (the target is 20), for about a tenth more time on a
+// fresh render. GOGC in the environment wins.
+func runApplyConfig(ctx context.Context, args []string) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
+	return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
 }
 
 func main() {
