@@ -17,9 +17,10 @@ import (
 type Kind int
 
 const (
-	Flag Kind = iota // no value (store_true)
-	One              // exactly one value
-	Many             // zero or more values (nargs='*')
+	Flag   Kind = iota // no value (store_true)
+	One                // exactly one value
+	Many               // zero or more values (nargs='*')
+	Append             // one value per occurrence, all kept (action='append')
 )
 
 // Option describes one option. Names are like "-t" and "--templates".
@@ -37,6 +38,11 @@ type Parser struct {
 	Options     []*Option
 	// Columns is the terminal width argparse would see ($COLUMNS, else 80).
 	Columns int
+	// Positional, when set, names where positional arguments go (a
+	// nargs='*' positional); else they are refused.
+	Positional string
+	// Version, when set, is printed by --version.
+	Version string
 }
 
 // Result holds what was given: for each option's first long name (or
@@ -44,6 +50,20 @@ type Parser struct {
 // Many). Positional arguments are refused, as the reference takes none.
 type Result struct {
 	values map[string][]string
+	order  []string // keys in the order given
+}
+
+// Last returns which of the given option names came last on the command
+// line ("" if none): argparse lets the last of --x and --nox win.
+func (r *Result) Last(names ...string) string {
+	for i := len(r.order) - 1; i >= 0; i-- {
+		for _, n := range names {
+			if r.order[i] == n {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // Has reports whether the option was given.
@@ -142,7 +162,15 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 			return nil, ErrHelp
 		}
 		if !looksLikeOption(a) {
+			if p.Positional != "" {
+				res.values[p.Positional] = append(res.values[p.Positional], a)
+				continue
+			}
 			return nil, p.usageError("unrecognized arguments: %s", strings.Join(args[i:], " "))
+		}
+		if a == "--version" && p.Version != "" {
+			fmt.Fprintln(stdout, p.Version)
+			return nil, ErrHelp
 		}
 		name, explicit, hasExplicit := a, "", false
 		if strings.HasPrefix(a, "--") {
@@ -172,22 +200,27 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 			return nil, p.usageError("unrecognized arguments: %s", a)
 		}
 		key := p.key(o)
+		res.order = append(res.order, key)
 		switch o.Kind {
 		case Flag:
 			if hasExplicit {
 				return nil, p.usageError("argument %s: ignored explicit argument '%s'", strings.Join(o.Names, "/"), explicit)
 			}
 			res.values[key] = []string{}
-		case One:
-			if hasExplicit {
-				res.values[key] = []string{explicit}
-				continue
+		case One, Append:
+			v := explicit
+			if !hasExplicit {
+				if i+1 >= len(args) || looksLikeOption(args[i+1]) {
+					return nil, p.usageError("argument %s: expected one argument", strings.Join(o.Names, "/"))
+				}
+				i++
+				v = args[i]
 			}
-			if i+1 >= len(args) || looksLikeOption(args[i+1]) {
-				return nil, p.usageError("argument %s: expected one argument", strings.Join(o.Names, "/"))
+			if o.Kind == Append {
+				res.values[key] = append(res.values[key], v)
+			} else {
+				res.values[key] = []string{v}
 			}
-			i++
-			res.values[key] = []string{args[i]}
 		case Many:
 			vals := []string{}
 			if hasExplicit {
@@ -214,7 +247,7 @@ func (p *Parser) Usage() string {
 		switch o.Kind {
 		case Flag:
 			parts = append(parts, fmt.Sprintf("[%s]", n))
-		case One:
+		case One, Append:
 			parts = append(parts, fmt.Sprintf("[%s %s]", n, o.metavar()))
 		case Many:
 			parts = append(parts, fmt.Sprintf("[%s [%s ...]]", n, o.metavar()))
@@ -281,7 +314,7 @@ func (p *Parser) Help() string {
 			switch o.Kind {
 			case Flag:
 				names = append(names, n)
-			case One:
+			case One, Append:
 				names = append(names, n+" "+o.metavar())
 			case Many:
 				names = append(names, fmt.Sprintf("%s [%s ...]", n, o.metavar()))

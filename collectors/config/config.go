@@ -1,0 +1,478 @@
+// Package config is os-collect-config's configuration: one typed Config
+// filled, as oslo.config fills the reference's, from defaults, then INI
+// files (os-collect-config.conf and a .conf.d directory, or --config-file
+// and --config-dir), then the command line (--name, --noname for booleans,
+// --group-name for group options, repeated flags for lists, the collectors
+// as positional arguments).
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tripleo-go/agent/internal/argparse"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Version is what --version prints: the reference release we match.
+const Version = "12.0.0"
+
+// Secret is a credential: it prints as "***" in logs and messages.
+type Secret string
+
+func (Secret) String() string   { return "***" }
+func (Secret) GoString() string { return `"***"` }
+
+// Reveal is the value, for the one place that needs it (a request).
+func (s Secret) Reveal() string { return string(s) }
+
+// Config is the whole configuration.
+type Config struct {
+	Command            string
+	CacheDir           string
+	BackupCacheDir     string
+	Collectors         []string
+	OneTime            bool
+	MinPollingInterval float64
+	PollingInterval    float64
+	PrintCachedir      bool
+	Force              bool
+	PrintOnly          bool
+	DeploymentKey      []string
+	Splay              float64
+
+	EC2 struct {
+		MetadataURL string
+		Timeout     float64
+	}
+	CFN struct {
+		MetadataURL, HeatMetadataHint, CACertificate, StackName, AccessKeyID string
+		Path, DeploymentKey                                                  []string
+		SecretAccessKey                                                      Secret
+		Timeout                                                              float64
+	}
+	Heat struct {
+		UserID, ProjectID, AuthURL, StackID, ResourceName, RegionName string
+		Password                                                      Secret
+	}
+	HeatLocal struct{ Path []string }
+	Local     struct{ Path []string }
+	Request   struct {
+		MetadataURL string
+		Timeout     float64
+	}
+	Keystone struct {
+		CacheDir string
+		CacheTTL int
+	}
+	Zaqar struct {
+		UserID, ProjectID, AuthURL, QueueID, RegionName, CAFile string
+		Password                                                Secret
+		UseWebsockets, SSLCertificateValidation                 bool
+	}
+
+	// ConfigFiles are the files read, in order (their hash tells a
+	// configuration change).
+	ConfigFiles []string
+}
+
+// Env is what parsing needs from the process.
+type Env struct {
+	Stdout    io.Writer
+	LookupEnv func(string) (string, bool)
+	// Root prefixes /etc in the default file search; "" in production.
+	Root string
+}
+
+// ErrExit means the command line asked for output and an exit 0
+// (--help, --version) and it was printed.
+var ErrExit = errors.New("printed and done")
+
+// Error is a configuration value that cannot be used; it names the
+// option, the value and where it came from.
+type Error struct {
+	Option, Value, Source, Reason string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("invalid value %q for option %s (from %s): %s", e.Value, e.Option, e.Source, e.Reason)
+}
+
+func (o *option) key() string {
+	dest := o.dest
+	if dest == "" {
+		dest = strings.ReplaceAll(o.name, "-", "_")
+	}
+	return o.groupName() + "." + dest
+}
+
+func (o *option) groupName() string {
+	if o.group == "" {
+		return "DEFAULT"
+	}
+	return o.group
+}
+
+func (o *option) label() string {
+	if o.group == "" {
+		return o.name
+	}
+	return o.group + "." + o.name
+}
+
+// flag is the option's command-line spelling without dashes.
+func (o *option) flag(name string) string {
+	if o.group == "" {
+		return name
+	}
+	return o.group + "-" + name
+}
+
+func newParser() *argparse.Parser {
+	p := &argparse.Parser{Prog: "os-collect-config", Positional: "collectors", Version: Version}
+	p.Options = append(p.Options,
+		&argparse.Option{Names: []string{"--config-dir"}, Kind: argparse.Append, Metavar: "DIR"},
+		&argparse.Option{Names: []string{"--config-file"}, Kind: argparse.Append, Metavar: "PATH"},
+	)
+	for i := range options {
+		o := &options[i]
+		if o.positional {
+			continue
+		}
+		// The main spelling goes last: the parser keys an option by it.
+		var names []string
+		if o.short != "" {
+			names = append(names, "-"+o.short)
+		}
+		for _, a := range o.aliases {
+			names = append(names, "--"+o.flag(a))
+		}
+		names = append(names, "--"+o.flag(o.name))
+		switch o.kind {
+		case boolean:
+			p.Options = append(p.Options,
+				&argparse.Option{Names: names, Kind: argparse.Flag},
+				&argparse.Option{Names: []string{"--" + o.flag("no"+o.name)}, Kind: argparse.Flag})
+		case multi:
+			p.Options = append(p.Options, &argparse.Option{Names: names, Kind: argparse.Append})
+		default:
+			p.Options = append(p.Options, &argparse.Option{Names: names, Kind: argparse.One})
+		}
+	}
+	return p
+}
+
+// Parse builds the configuration from the command line (without the
+// program name) and the files it names or the default ones.
+func Parse(args []string, env Env) (*Config, error) {
+	if env.LookupEnv == nil {
+		env.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	p := newParser()
+	p.Columns = argparse.Columns(env.LookupEnv)
+	res, err := p.Parse(args, env.Stdout)
+	if errors.Is(err, argparse.ErrHelp) {
+		return nil, ErrExit
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	files, _ := res.Values("--config-file")
+	dirs, _ := res.Values("--config-dir")
+	if !res.Has("--config-file") {
+		files = defaultFiles(env, "os-collect-config.conf", false)
+	}
+	if !res.Has("--config-dir") {
+		dirs = defaultFiles(env, "os-collect-config.conf.d", true)
+	}
+	fileValues := map[string][]string{} // option key -> values, files in order
+	fileSource := map[string]string{}
+	var used []string
+	read := func(path string) error {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("reading config file %s: %w", path, err)
+		}
+		used = append(used, path)
+		return parseINI(path, data, func(section, key, value string) {
+			// Keys must be the option's dest as written (oslo.config does
+			// not read "metadata-url" in a file as metadata_url).
+			k := normalizeSection(section) + "." + key
+			if o := lookupFileKey(k); o != nil {
+				if o.kind == multi {
+					fileValues[o.key()] = append(fileValues[o.key()], value)
+				} else {
+					fileValues[o.key()] = []string{value}
+				}
+				fileSource[o.key()] = path
+			}
+		})
+	}
+	for _, f := range files {
+		if err := read(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range dirs {
+		matches, _ := filepath.Glob(filepath.Join(d, "*.conf"))
+		sort.Strings(matches)
+		for _, f := range matches {
+			if err := read(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	c := &Config{ConfigFiles: used}
+	for i := range options {
+		o := &options[i]
+		vals, source := o.def, "default"
+		if v, ok := fileValues[o.key()]; ok {
+			vals, source = v, fileSource[o.key()]
+		}
+		if v, ok := cliValues(o, res); ok {
+			vals, source = v, "command line"
+		}
+		if o.field == nil || vals == nil {
+			continue
+		}
+		if err := set(o.field(c), vals); err != nil {
+			shown := strings.Join(vals, ",")
+			if o.secret {
+				shown = "***"
+			}
+			return nil, &Error{Option: o.label(), Value: shown, Source: source, Reason: err.Error()}
+		}
+	}
+	if c.Force {
+		c.OneTime = true
+	}
+	return c, nil
+}
+
+// cliValues is what the command line says of an option, if anything.
+func cliValues(o *option, res *argparse.Result) ([]string, bool) {
+	if o.positional {
+		v, ok := res.Values(o.name)
+		return v, ok && len(v) > 0
+	}
+	long := "--" + o.flag(o.name)
+	switch o.kind {
+	case boolean:
+		switch res.Last(long, "--"+o.flag("no"+o.name)) {
+		case long:
+			return []string{"true"}, true
+		case "":
+			return nil, false
+		}
+		return []string{"false"}, true
+	case multi:
+		return res.Values(long)
+	}
+	if !res.Has(long) {
+		return nil, false
+	}
+	return []string{res.Value(long, "")}, true
+}
+
+func lookupFileKey(k string) *option {
+	for i := range options {
+		o := &options[i]
+		if o.key() == k {
+			return o
+		}
+		for _, a := range o.aliases {
+			if o.groupName()+"."+strings.ReplaceAll(a, "-", "_") == k || o.groupName()+"."+a == k {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// normalizeSection is oslo.config's: DEFAULT stays, others are lower case.
+func normalizeSection(s string) string {
+	if s == "DEFAULT" {
+		return s
+	}
+	return strings.ToLower(s)
+}
+
+// defaultFiles is oslo.config's search when no file or directory is
+// named: the first of ~/NAME and /etc/NAME that exists.
+func defaultFiles(env Env, name string, dir bool) []string {
+	var candidates []string
+	if home, ok := env.LookupEnv("HOME"); ok && home != "" {
+		candidates = append(candidates, filepath.Join(home, name))
+	}
+	candidates = append(candidates, env.Root+"/etc/"+name)
+	for _, c := range candidates {
+		st, err := os.Stat(c)
+		if err == nil && st.IsDir() == dir {
+			return []string{c}
+		}
+	}
+	return nil
+}
+
+// CheckCollectors refuses unknown collector names with the reference's
+// message (which it gives, as a traceback, before doing anything).
+func (c *Config) CheckCollectors() error {
+	names := c.Collectors
+	known := map[string]bool{}
+	for _, n := range DefaultCollectors {
+		known[n] = true
+	}
+	var bad []pyjson.Value
+	for _, n := range names {
+		if !known[n] {
+			bad = append(bad, n)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	valid := make([]pyjson.Value, len(DefaultCollectors))
+	for i, n := range DefaultCollectors {
+		valid[i] = n
+	}
+	return fmt.Errorf("Unknown collectors %s. Valid collectors are: %s", pyjson.Repr(bad), pyjson.Repr(valid))
+}
+
+// parseINI reads oslo.config's INI dialect: [section] headers, "key =
+// value" or "key: value", continuation lines indented, comments starting
+// with # or ;, matching quotes around a value removed.
+func parseINI(path string, data []byte, emit func(section, key, value string)) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	section, key, value := "", "", ""
+	inValue := false
+	flush := func() {
+		if inValue {
+			emit(section, key, unquote(value))
+			inValue = false
+		}
+	}
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimRight(sc.Text(), "\r")
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "" || trimmed[0] == '#' || trimmed[0] == ';':
+			continue
+		case line[0] == ' ' || line[0] == '\t':
+			if !inValue {
+				return fmt.Errorf("%s:%d: unexpected continuation line", path, n)
+			}
+			value += "\n" + trimmed
+			continue
+		}
+		flush()
+		if strings.HasPrefix(trimmed, "[") {
+			if !strings.HasSuffix(trimmed, "]") || len(trimmed) < 3 {
+				return fmt.Errorf("%s:%d: invalid section header %q", path, n, trimmed)
+			}
+			section = strings.TrimSpace(trimmed[1 : len(trimmed)-1])
+			continue
+		}
+		i := strings.IndexAny(trimmed, ":=")
+		if i <= 0 {
+			return fmt.Errorf("%s:%d: expected \"key = value\", got %q", path, n, trimmed)
+		}
+		if section == "" {
+			return fmt.Errorf("%s:%d: option %q before any [section]", path, n, strings.TrimSpace(trimmed[:i]))
+		}
+		key, value, inValue = strings.TrimSpace(trimmed[:i]), strings.TrimSpace(trimmed[i+1:]), true
+	}
+	flush()
+	return sc.Err()
+}
+
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == v[len(v)-1] && (v[0] == '"' || v[0] == '\'') {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+// set stores vals (the last one, but for lists) into the field ptr.
+func set(ptr any, vals []string) error {
+	last := strings.TrimSpace(vals[len(vals)-1])
+	switch p := ptr.(type) {
+	case *string:
+		*p = vals[len(vals)-1]
+	case *Secret:
+		*p = Secret(vals[len(vals)-1])
+	case *[]string:
+		*p = append([]string(nil), vals...)
+	case *float64:
+		f, err := strconv.ParseFloat(last, 64)
+		if err != nil {
+			return errors.New("not a number")
+		}
+		*p = f
+	case *int:
+		i, err := strconv.Atoi(last)
+		if err != nil {
+			return errors.New("not an integer")
+		}
+		*p = i
+	case *bool:
+		// oslo.config's booleans: true/false, yes/no, on/off, 1/0.
+		switch strings.ToLower(last) {
+		case "true", "yes", "on", "1":
+			*p = true
+		case "false", "no", "off", "0":
+			*p = false
+		default:
+			return errors.New("not a boolean (true/false, yes/no, on/off, 1/0)")
+		}
+	default:
+		return fmt.Errorf("unsupported option type %T", ptr)
+	}
+	return nil
+}
+
+// Values returns every option's value by "GROUP.dest" key, as the
+// reference's oslo.config would report it (nil for an unset option).
+func (c *Config) Values() map[string]any {
+	out := map[string]any{}
+	for i := range options {
+		o := &options[i]
+		if o.field == nil {
+			continue
+		}
+		var v any
+		switch p := o.field(c).(type) {
+		case *string:
+			v = *p
+		case *Secret:
+			v = string(*p)
+		case *[]string:
+			if *p != nil {
+				v = *p
+			}
+		case *float64:
+			v = *p
+		case *int:
+			v = *p
+		case *bool:
+			v = *p
+		}
+		out[o.key()] = v
+	}
+	return out
+}

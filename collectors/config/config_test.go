@@ -1,0 +1,231 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type scenario struct {
+	name  string
+	args  []string
+	files map[string]string // relative to a temp dir, which is also $HOME
+}
+
+var scenarios = []scenario{
+	{name: "defaults", args: nil},
+	{name: "flags", args: []string{"-c", "os-refresh-config", "--one-time", "--polling-interval", "5", "--cachedir=/c", "local", "heat_local"}},
+	{name: "short and abbreviated", args: []string{"-i", "7.5", "--min-polling", "2", "-d"}},
+	{name: "booleans both ways", args: []string{"--force", "--noforce", "--noone-time", "--print"}},
+	{name: "group flags", args: []string{"--heat_local-path", "/a", "--heat_local-path", "/b", "--cfn-metadata-url", "http://x", "--keystone-cache_dir", "/k", "--zaqar-use-websockets", "--zaqar-nossl-certificate-validation", "--cfn-ca_certificate", "/ca"}},
+	{name: "config file", args: []string{"--config-file", "$D/a.conf"}, files: map[string]string{"a.conf": `
+[DEFAULT]
+command = os-refresh-config
+polling_interval = 10
+collectors = local
+collectors = heat_local
+one_time = yes
+# comment
+; comment
+[local]
+path = /p1
+path = /p2
+[CFN]
+metadata-url: http://cfn/v1/
+secret_access_key = "s3cret"
+[heat]
+region_name = ''
+[zaqar]
+ssl_certificate_validation = On
+[keystone]
+cache_ttl = 60
+`}},
+	{name: "cli over file, later file wins", args: []string{"--config-file", "$D/a.conf", "--config-file", "$D/b.conf", "--polling-interval", "3", "ec2"}, files: map[string]string{
+		"a.conf": "[DEFAULT]\npolling_interval = 10\ncachedir = /a\ncollectors = local\n[local]\npath = /a1\n",
+		"b.conf": "[DEFAULT]\ncachedir = /b\n[local]\npath = /b1\npath = /b2\n",
+	}},
+	{name: "config dir after files", args: []string{"--config-file", "$D/a.conf", "--config-dir", "$D/d"}, files: map[string]string{
+		"a.conf":   "[DEFAULT]\ncachedir = /a\ncommand = x\n",
+		"d/2.conf": "[DEFAULT]\ncachedir = /d2\n",
+		"d/1.conf": "[DEFAULT]\ncachedir = /d1\ncommand = y\n",
+		"d/x.txt":  "[DEFAULT]\ncachedir = /ignored\n",
+	}},
+	{name: "default file in HOME", args: nil, files: map[string]string{
+		"os-collect-config.conf": "[DEFAULT]\ncommand = from-home\n[ec2]\ntimeout = 3\n",
+	}},
+	{name: "multiline and deprecated log names", args: []string{"--config-file", "$D/a.conf", "--logfile", "/l"}, files: map[string]string{
+		"a.conf": "[DEFAULT]\ncommand = first\n  second\ndeployment_key = a\ndeployment_key = b\nlog_dir = /x\n[unknown]\nfoo = bar\n",
+	}},
+	{name: "unknown collector (refused later, by the command)", args: []string{"local", "bogus"}},
+	{name: "dashed keys in a file are not read", args: []string{"--config-file", "$D/a.conf"}, files: map[string]string{
+		"a.conf": "[DEFAULT]\none-time = true\nmin_polling_interval: 4\n[ec2]\nmetadata-url = http://ignored\n",
+	}},
+	{name: "collectors as a JSON list in the file", args: []string{"--config-file", "$D/a.conf"}, files: map[string]string{
+		"a.conf": "[DEFAULT]\ncollectors = [\"cfn\"]\n",
+	}},
+}
+
+// The reference's oslo.config and ours read the same command lines and
+// files into the same values.
+func TestAgainstOsloConfig(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import os_collect_config.collect").Run(); err != nil {
+		if os.Getenv("REQUIRE_REFERENCE") == "1" {
+			t.Fatalf("reference os_collect_config not importable: %v", err)
+		}
+		t.Skip("reference os_collect_config not installed")
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range sc.files {
+				p := filepath.Join(dir, name)
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte(body), 0o644)
+			}
+			args := make([]string, len(sc.args))
+			for i, a := range sc.args {
+				args[i] = strings.ReplaceAll(a, "$D", dir)
+			}
+			cmd := exec.Command("/usr/bin/python3", append([]string{"testdata/oracle.py"}, args...)...)
+			cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin", "LANG=C.UTF-8"}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("oracle: %v\n%s", err, out)
+			}
+			var want map[string]any
+			if err := json.Unmarshal(out, &want); err != nil {
+				t.Fatalf("oracle output %s: %v", out, err)
+			}
+			env := Env{Root: dir + "/root", LookupEnv: func(k string) (string, bool) {
+				if k == "HOME" {
+					return dir, true
+				}
+				return "", false
+			}}
+			c, err := Parse(args, env)
+			if e, ok := want["error"]; ok {
+				if err == nil {
+					t.Fatalf("reference refused (%v), ours accepted", e)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ours refused: %v", err)
+			}
+			got := c.Values()
+			for k, w := range want {
+				if k == "config_file" {
+					continue
+				}
+				g, ok := got[k]
+				if !ok {
+					continue // an option we accept and ignore (oslo.log's)
+				}
+				if !sameValue(w, g) {
+					t.Errorf("%s: reference %#v, ours %#v", k, w, g)
+				}
+			}
+			var wantFiles []string
+			for _, f := range want["config_file"].([]any) {
+				wantFiles = append(wantFiles, f.(string))
+			}
+			if fmt.Sprint(wantFiles) != fmt.Sprint(filesGiven(c)) {
+				t.Errorf("config files: reference %v, ours %v", wantFiles, c.ConfigFiles)
+			}
+		})
+	}
+}
+
+// filesGiven is the files oslo reports as config_file: not those of a
+// config dir.
+func filesGiven(c *Config) []string {
+	var out []string
+	for _, f := range c.ConfigFiles {
+		if !strings.Contains(f, "/d/") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// sameValue compares a decoded JSON value of the reference with ours: None
+// is an empty string, numbers compare as numbers.
+func sameValue(w, g any) bool {
+	switch wv := w.(type) {
+	case nil:
+		return g == nil || g == ""
+	case float64:
+		switch gv := g.(type) {
+		case float64:
+			return gv == wv
+		case int:
+			return float64(gv) == wv
+		}
+		return false
+	case []any:
+		gl, ok := g.([]string)
+		if !ok || len(gl) != len(wv) {
+			return false
+		}
+		for i := range wv {
+			if wv[i] != gl[i] {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(w, g)
+}
+
+func TestErrorsNameTheOption(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/a.conf", []byte("[DEFAULT]\npolling_interval = soon\n[cfn]\nsecret_access_key = hunter2\n"), 0o644)
+	_, err := Parse([]string{"--config-file", dir + "/a.conf"}, Env{})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Option != "polling-interval" || ce.Value != "soon" || ce.Source != dir+"/a.conf" {
+		t.Fatalf("error %v", err)
+	}
+	os.WriteFile(dir+"/b.conf", []byte("[zaqar]\nuse_websockets = maybe\n"), 0o644)
+	if _, err := Parse([]string{"--config-file", dir + "/b.conf"}, Env{}); err == nil || !strings.Contains(err.Error(), "zaqar.use-websockets") {
+		t.Fatalf("error %v", err)
+	}
+	os.WriteFile(dir+"/c.conf", []byte("no section = here\n"), 0o644)
+	if _, err := Parse([]string{"--config-file", dir + "/c.conf"}, Env{}); err == nil || !strings.Contains(err.Error(), dir+"/c.conf:1") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestCheckCollectors(t *testing.T) {
+	c := &Config{Collectors: []string{"local", "bogus", "[\"cfn\"]"}}
+	want := `Unknown collectors ['bogus', '["cfn"]']. Valid collectors are: ['heat_local', 'ec2', 'cfn', 'heat', 'request', 'local', 'zaqar']`
+	if err := c.CheckCollectors(); err == nil || err.Error() != want {
+		t.Fatalf("got %v", err)
+	}
+	c.Collectors = DefaultCollectors
+	if err := c.CheckCollectors(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSecretsNeverPrint(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/a.conf", []byte("[cfn]\nsecret_access_key = hunter2\n[heat]\npassword = pw\n"), 0o644)
+	c, err := Parse([]string{"--config-file", dir + "/a.conf"}, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprint(c.CFN.SecretAccessKey), fmt.Sprintf("%v %+v %#v", c.Heat, c.Heat, c.Heat.Password)} {
+		if strings.Contains(s, "hunter2") || strings.Contains(s, "pw ") || strings.Contains(s, `"pw"`) {
+			t.Fatalf("secret printed: %s", s)
+		}
+	}
+	if c.CFN.SecretAccessKey.Reveal() != "hunter2" {
+		t.Fatal("secret lost")
+	}
+}
