@@ -293,11 +293,7 @@ func printKey(stdout io.Writer, o options, log *slog.Logger) error {
 			fmt.Fprintln(stdout, o.keyDefault)
 			return nil
 		}
-		names := make([]pyjson.Value, len(o.metadata))
-		for i, m := range o.metadata {
-			names[i] = m
-		}
-		err := fmt.Errorf("key %s does not exist in %s", o.key, pyjson.Repr(names))
+		err := fmt.Errorf("key %s does not exist in %s", o.key, pyjson.Repr(pyjson.StringList(o.metadata)))
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}

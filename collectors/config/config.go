@@ -344,11 +344,7 @@ func (c *Config) CheckCollectors() error {
 	if len(bad) == 0 {
 		return nil
 	}
-	valid := make([]pyjson.Value, len(DefaultCollectors))
-	for i, n := range DefaultCollectors {
-		valid[i] = n
-	}
-	return fmt.Errorf("Unknown collectors %s. Valid collectors are: %s", pyjson.Repr(bad), pyjson.Repr(valid))
+	return fmt.Errorf("Unknown collectors %s. Valid collectors are: %s", pyjson.Repr(bad), pyjson.Repr(pyjson.StringList(DefaultCollectors)))
 }
 
 // parseINI reads oslo.config's INI dialect: [section] headers, "key =

@@ -252,3 +252,13 @@ func numeric(v Value) (string, bool) {
 	}
 	return "", false
 }
+
+// StringList makes a JSON list of strings (for Repr and Dumps of Go
+// string slices).
+func StringList(ss []string) []Value {
+	out := make([]Value, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+// Package heatlocal is the "heat_local" collector: JSON files (by default
+// heat-cfntools' /var/lib/heat-cfntools/cfn-init-data) merged key by key
+// into one document under the key "heat_local".
+package heatlocal
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+)
+
+// Name is the collector's name.
+const Name = "heat_local"
+
+// Collector reads the configured files.
+type Collector struct {
+	Paths []string
+	Log   *slog.Logger
+}
+
+// Collect merges the files that exist, in order, with a shallow update
+// (later files' top-level keys win). Files that are not JSON are skipped
+// with the reference's line. Nothing collected means not available.
+func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
+	var merged pyjson.Value
+	for _, p := range c.Paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			if _, statErr := os.Stat(p); statErr != nil {
+				continue // missing, as os.path.exists says
+			}
+			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", p, pyos.ErrorString(err, p)), "collector", Name)
+			continue
+		}
+		var doc pyjson.Value
+		if msg, bad := pyos.DecodeError(data); bad {
+			err = fmt.Errorf("%s", msg)
+		} else {
+			doc, err = pyjson.Loads(data)
+		}
+		if err != nil {
+			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%v)", p, err), "collector", Name)
+			continue
+		}
+		merged = update(merged, doc)
+	}
+	if !truthy(merged) {
+		c.Log.Info(fmt.Sprintf("Local metadata not found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))), "collector", Name)
+		return nil, collectors.ErrNotAvailable
+	}
+	return []merger.Entry{{Name: Name, Content: merged}}, nil
+}
+
+// update is Python's "final.update(value) if final else value" for the
+// JSON objects heat-cfntools writes; a later non-object replaces.
+func update(final, value pyjson.Value) pyjson.Value {
+	fo, ok1 := final.(*pyjson.Object)
+	vo, ok2 := value.(*pyjson.Object)
+	if !truthy(final) || !ok1 || !ok2 {
+		return value
+	}
+	out := pyjson.NewObject(fo.Len() + vo.Len())
+	for i := 0; i < fo.Len(); i++ {
+		out.Set(fo.At(i))
+	}
+	for i := 0; i < vo.Len(); i++ {
+		out.Set(vo.At(i))
+	}
+	return out
+}
+
+func truthy(v pyjson.Value) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case *pyjson.Object:
+		return x.Len() > 0
+	case []pyjson.Value:
+		return len(x) > 0
+	case string:
+		return x != ""
+	case bool:
+		return x
+	case pyjson.Number:
+		return !x.IsZero()
+	}
+	return true
+}

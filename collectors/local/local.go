@@ -1,0 +1,102 @@
+// Package local is the "local" collector: every file of the configured
+// directories is a JSON document whose key is the file's name (extension
+// included, as in the reference).
+package local
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+)
+
+// Name is the collector's name.
+const Name = "local"
+
+// Collector reads directories of JSON files.
+type Collector struct {
+	Paths []string
+	Log   *slog.Logger
+}
+
+// Collect reads every directory. Unlike the reference, a file that is not
+// JSON or is world-writable, or a directory owned by another user or
+// world-writable, is skipped with the reference's error line, and the
+// other files are still collected (the reference dropped the whole
+// collector, and with it every local key).
+func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
+	if len(c.Paths) == 0 {
+		return nil, collectors.ErrNotAvailable
+	}
+	var out []merger.Entry
+	for _, dir := range c.Paths {
+		st, err := os.Stat(dir)
+		if err != nil {
+			c.Log.Warn(fmt.Sprintf("%s not found. Skipping", dir), "collector", Name)
+			continue
+		}
+		if insecure(c.Log, dir, st) {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", dir, pyos.ErrorString(err, dir)), "collector", Name)
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if name[0] == '.' {
+				continue
+			}
+			path := filepath.Join(dir, name)
+			fst, err := os.Stat(path)
+			if err != nil || fst.IsDir() {
+				continue
+			}
+			if fst.Mode().Perm()&0o002 != 0 {
+				c.Log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", path), "collector", Name)
+				continue
+			}
+			data, err := os.ReadFile(path)
+			if err == nil {
+				var doc pyjson.Value
+				if msg, bad := pyos.DecodeError(data); bad {
+					err = fmt.Errorf("%s", msg)
+				} else if doc, err = pyjson.Loads(data); err == nil {
+					out = append(out, merger.Entry{Name: name, Content: doc})
+					continue
+				}
+			}
+			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%v)", path, err), "collector", Name)
+		}
+	}
+	if len(out) == 0 {
+		c.Log.Info(fmt.Sprintf("No local metadata found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))), "collector", Name)
+	}
+	// The reference sorts by name in the C locale: bytewise, stable.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// insecure reports (with the reference's lines) a directory another user
+// owns or anyone may write to; group-writable is allowed.
+func insecure(log *slog.Logger, dir string, st os.FileInfo) bool {
+	bad := false
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
+		log.Error(fmt.Sprintf("%s is owned by another user. This is a security risk.", dir), "collector", Name)
+		bad = true
+	}
+	if st.Mode().Perm()&0o002 != 0 {
+		log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", dir), "collector", Name)
+		bad = true
+	}
+	return bad
+}

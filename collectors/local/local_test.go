@@ -1,0 +1,120 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// oracle runs the reference collector name on paths and returns its
+// result as JSON text ("unavailable" quoted when it says so).
+func oracle(t *testing.T, script, name string, paths ...string) string {
+	t.Helper()
+	out, err := exec.Command("/usr/bin/python3", append([]string{script, name}, paths...)...).Output()
+	if err != nil {
+		if os.Getenv("REQUIRE_REFERENCE") == "1" {
+			t.Fatalf("oracle: %v", err)
+		}
+		t.Skipf("reference collector not available: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// render prints our result as the oracle does.
+func render(entries []merger.Entry, err error) string {
+	if errors.Is(err, collectors.ErrNotAvailable) {
+		return `"unavailable"`
+	}
+	pairs := []pyjson.Value{}
+	for _, e := range entries {
+		pairs = append(pairs, []pyjson.Value{e.Name, e.Content})
+	}
+	return pyjson.Dumps(pairs)
+}
+
+func write(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, mode)
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestAgainstReference(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(dir string) []string
+	}{
+		{"two dirs sorted bytewise, extensions kept", func(d string) []string {
+			write(t, d+"/a/b.json", `{"b": 1}`, 0o644)
+			write(t, d+"/a/Z", `{"z": [1, 2]}`, 0o644)
+			write(t, d+"/b/a.json", `{"a": {"x": "é"}}`, 0o644)
+			write(t, d+"/b/.hidden", `{"h": 1}`, 0o644)
+			os.MkdirAll(d+"/b/subdir", 0o755)
+			return []string{d + "/a", d + "/b"}
+		}},
+		{"missing dir skipped", func(d string) []string {
+			write(t, d+"/a/x", `{"x": 1}`, 0o644)
+			return []string{d + "/missing", d + "/a"}
+		}},
+		{"empty dir", func(d string) []string { os.MkdirAll(d+"/a", 0o755); return []string{d + "/a"} }},
+		{"non-object JSON", func(d string) []string {
+			write(t, d+"/a/list", `[1, "two"]`, 0o644)
+			write(t, d+"/a/str", `"s"`, 0o644)
+			return []string{d + "/a"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			paths := tc.setup(t.TempDir())
+			want := oracle(t, "testdata/oracle.py", Name, paths...)
+			got := render((&Collector{Paths: paths, Log: quiet()}).Collect(context.Background()))
+			if got != want {
+				t.Fatalf("reference %s\nours      %s", want, got)
+			}
+		})
+	}
+}
+
+// Deliberate fix: a bad file or an insecure directory is skipped with the
+// reference's error line; the good files are still collected (the
+// reference made the whole collector unavailable).
+func TestBadFileDoesNotHideGoodOnes(t *testing.T) {
+	d := t.TempDir()
+	write(t, d+"/a/good", `{"good": true}`, 0o644)
+	write(t, d+"/a/broken", `{"broken": `, 0o644)
+	write(t, d+"/a/empty", ``, 0o644)
+	write(t, d+"/a/open", `{"o": 1}`, 0o666)
+	write(t, d+"/w/x", `{"x": 1}`, 0o644)
+	os.Chmod(d+"/w", 0o777)
+	var log bytes.Buffer
+	c := &Collector{Paths: []string{d + "/a", d + "/w"}, Log: slog.New(slog.NewTextHandler(&log, nil))}
+	got := render(c.Collect(context.Background()))
+	if got != `[["good", {"good": true}]]` {
+		t.Fatalf("got %s", got)
+	}
+	for _, want := range []string{d + "/a/broken is not valid JSON", d + "/a/empty is not valid JSON", d + "/a/open is world writable", d + "/w is world writable"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+}
+
+func TestNoPathsIsUnavailable(t *testing.T) {
+	if _, err := (&Collector{Log: quiet()}).Collect(context.Background()); !errors.Is(err, collectors.ErrNotAvailable) {
+		t.Fatalf("error %v", err)
+	}
+}
