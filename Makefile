@@ -1,5 +1,5 @@
 # Programs are one multi-call binary, linked under each reference name.
-PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts
+PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os-collect-config
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 GO       ?= go

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/tripleo-go/agent/applyconfig"
+	"github.com/tripleo-go/agent/collectors/occ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
@@ -21,6 +22,9 @@ import (
 // programs maps a program name to its entry point.
 var programs = map[string]func(ctx context.Context, args []string) error{
 	"os-apply-config": runApplyConfig,
+	"os-collect-config": func(ctx context.Context, args []string) error {
+		return occ.Run(ctx, args, occ.ProcessEnv())
+	},
 	"os-refresh-config": func(ctx context.Context, args []string) error {
 		return refresh.Run(ctx, args, refresh.ProcessEnv())
 	},

@@ -62,6 +62,10 @@ cache_ttl = 60
 	{name: "multiline and deprecated log names", args: []string{"--config-file", "$D/a.conf", "--logfile", "/l"}, files: map[string]string{
 		"a.conf": "[DEFAULT]\ncommand = first\n  second\ndeployment_key = a\ndeployment_key = b\nlog_dir = /x\n[unknown]\nfoo = bar\n",
 	}},
+	{name: "templates", args: []string{"--config-file", "$D/a.conf", "--backup-cachedir", "${cachedir}/backup", "-c", "run $$HOME \\$x $1 $ end"}, files: map[string]string{
+		"a.conf": "[DEFAULT]\ncachedir = /var/x\n[local]\npath = $cachedir/local\npath = ${heat.region_name}/l2\n[heat]\nauth_url = $region_name/v3\nregion_name = r1\nuser_id = $one_time\n",
+	}},
+	{name: "template naming no option", args: []string{"-c", "echo $OS_CONFIG_FILES"}},
 	{name: "unknown collector (refused later, by the command)", args: []string{"local", "bogus"}},
 	{name: "dashed keys in a file are not read", args: []string{"--config-file", "$D/a.conf"}, files: map[string]string{
 		"a.conf": "[DEFAULT]\none-time = true\nmin_polling_interval: 4\n[ec2]\nmetadata-url = http://ignored\n",

@@ -1,0 +1,286 @@
+// Package occ is the os-collect-config command: it collects metadata from
+// the configured sources, caches it, and runs the command (typically
+// os-refresh-config) with OS_CONFIG_FILES when something changed,
+// committing the new data only when the command succeeds (spec §1.2-1.9).
+//
+// Still to come (issue 4): the remaining collectors, reload on SIGHUP and
+// on a changed config file, the single-instance lock, fsnotify wake-ups,
+// conditional GETs, keeping an unavailable source's last good data, and
+// journald fields.
+package occ
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/cache"
+	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/collectors/heatlocal"
+	"github.com/tripleo-go/agent/collectors/local"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Env is what the command gets from its process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Environ        []string
+	// Root prefixes /etc in the default config file search.
+	Root string
+	// Sleep waits between passes; tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// ProcessEnv is the Env of the running process.
+func ProcessEnv() Env {
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
+}
+
+func (env Env) lookup(k string) (string, bool) {
+	for _, kv := range env.Environ {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// factories build the collectors this build has, by name, from the
+// configuration: collectors registered as data.
+var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collector{
+	local.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+		return &local.Collector{Paths: c.Local.Path, Log: log}
+	},
+	heatlocal.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+		return &heatlocal.Collector{Paths: c.HeatLocal.Path, Log: log}
+	},
+}
+
+// Run runs os-collect-config with args (without the program name).
+func Run(ctx context.Context, args []string, env Env) error {
+	cfg, err := config.Parse(args, config.Env{Stdout: env.Stdout, LookupEnv: env.lookup, Root: env.Root})
+	if errors.Is(err, config.ErrExit) {
+		return nil
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, err)
+		code := exitcode.Failure
+		if !errors.As(err, new(*config.Error)) {
+			code = exitcode.Usage // the command line itself
+		}
+		return exitcode.With(code, err)
+	}
+	if cfg.PrintCachedir {
+		fmt.Fprintln(env.Stdout, cfg.CacheDir)
+		return nil
+	}
+	// The reference's visible output is bare messages at WARNING and
+	// above; --debug, which it ignores, shows the rest here.
+	level := slog.LevelWarn
+	if hasArg(args, "-d", "--debug") {
+		level = slog.LevelDebug
+	}
+	log := logging.New(env.Stderr, logging.Options{
+		Identifier: "os-collect-config", Level: level, QuietAttrs: true,
+		Prefix: func(time.Time, slog.Level) string { return "" },
+	})
+	if err := cfg.CheckCollectors(); err != nil {
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, err)
+	}
+	if env.Sleep == nil {
+		env.Sleep = sleep
+	}
+	r := &runner{cfg: cfg, env: env, log: log, cache: &cache.Cache{Dir: cfg.CacheDir}}
+	return r.loop(ctx)
+}
+
+func hasArg(args []string, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a == n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+type runner struct {
+	cfg   *config.Config
+	env   Env
+	log   *slog.Logger
+	cache *cache.Cache
+}
+
+// loop runs passes: once with --one-time, --force or --print, else for
+// ever, sleeping from min-polling-interval doubling up to
+// polling-interval, as the reference does.
+func (r *runner) loop(ctx context.Context) error {
+	wait := time.Duration(r.cfg.MinPollingInterval * float64(time.Second))
+	max := time.Duration(r.cfg.PollingInterval * float64(time.Second))
+	for {
+		status, err := r.pass(ctx)
+		if err != nil || r.cfg.OneTime || r.cfg.PrintOnly || r.cfg.Command == "" {
+			if err != nil {
+				return err
+			}
+			if status != 0 {
+				return exitcode.With(status, fmt.Errorf("command exited %d", status))
+			}
+			return nil
+		}
+		r.log.Info(fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds()))
+		if err := r.env.Sleep(ctx, wait); err != nil {
+			return exitcode.With(exitcode.Terminated, err)
+		}
+		wait = min(wait*2, max)
+	}
+}
+
+// collect runs every collector in order and returns their entries.
+func (r *runner) collect(ctx context.Context) []merger.Entry {
+	var all []merger.Entry
+	for _, name := range r.cfg.Collectors {
+		log := r.log.With("collector", name)
+		factory, ok := factories[name]
+		if !ok {
+			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", "not in this build yet")
+			continue
+		}
+		entries, err := factory(r.cfg, log).Collect(ctx)
+		switch {
+		case errors.Is(err, collectors.ErrNotConfigured):
+			log.Debug(fmt.Sprintf("Source [%s] Not configured.", name))
+			continue
+		case err != nil:
+			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", err.Error())
+			continue
+		}
+		all = append(all, entries...)
+	}
+	return all
+}
+
+// pass is one collection; it returns the command's exit status.
+func (r *runner) pass(ctx context.Context) (int, error) {
+	entries := r.collect(ctx)
+	if r.cfg.Command == "" || r.cfg.PrintOnly {
+		// One object of every key (later collectors win), printed as the
+		// reference's json.dumps(indent=1); the cache is not touched.
+		obj := pyjson.NewObject(len(entries))
+		for _, e := range entries {
+			obj.Set(e.Name, e.Content)
+		}
+		fmt.Fprintln(r.env.Stdout, pyjson.DumpsIndent(obj, 1))
+		return 0, nil
+	}
+	var paths, keys, changed []string
+	for _, e := range entries {
+		ch, path, err := r.cache.Store(e.Name, e.Content)
+		if errors.Is(err, cache.ErrBadName) {
+			r.log.Error(fmt.Sprintf("Refusing metadata key: %v", err))
+			continue
+		}
+		if err != nil {
+			return 0, exitcode.With(exitcode.Failure, fmt.Errorf("storing %s in the cache: %w", e.Name, err))
+		}
+		paths, keys = append(paths, path), append(keys, e.Name)
+		if ch {
+			changed = append(changed, e.Name)
+		}
+	}
+	if len(changed) > 0 {
+		if _, err := r.cache.StoreMetaList(keys); err != nil {
+			return 0, exitcode.With(exitcode.Failure, fmt.Errorf("writing os_config_files.json: %w", err))
+		}
+		if err := r.cache.Backup(r.cfg.BackupCacheDir); err != nil {
+			r.log.Warn(fmt.Sprintf("Could not copy the cache to %s: %v", r.cfg.BackupCacheDir, err))
+		}
+	}
+	if len(changed) == 0 && !r.cfg.Force {
+		r.log.Debug("No changes detected.")
+		return 0, nil
+	}
+	status := r.runCommand(ctx, paths)
+	if status != 0 {
+		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status))
+		return status, nil
+	}
+	for _, k := range changed {
+		if err := r.cache.Commit(k); err != nil {
+			return 0, exitcode.With(exitcode.Failure, fmt.Errorf("committing %s: %w", k, err))
+		}
+	}
+	return 0, nil
+}
+
+// runCommand runs the command through /bin/sh -c with OS_CONFIG_FILES and
+// returns its exit status (128+n when killed by signal n).
+func (r *runner) runCommand(ctx context.Context, paths []string) int {
+	files := strings.Join(paths, ":")
+	r.log.Info(fmt.Sprintf("Executing %s with OS_CONFIG_FILES=%s", r.cfg.Command, files))
+	cmd := exec.Command("/bin/sh", "-c", r.cfg.Command)
+	cmd.Env = append(withoutVar(r.env.Environ, "OS_CONFIG_FILES"), "OS_CONFIG_FILES="+files)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, r.env.Stdout, r.env.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		r.log.Error(fmt.Sprintf("Could not run %s: %v", r.cfg.Command, err))
+		return 127
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// Stopping: the command gets SIGTERM, then SIGKILL after a grace.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-done
+		}
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+func withoutVar(env []string, name string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
