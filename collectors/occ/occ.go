@@ -3,9 +3,13 @@
 // os-refresh-config) with OS_CONFIG_FILES when something changed,
 // committing the new data only when the command succeeds (spec §1.2-1.9).
 //
+// Two fixes over the reference: passes take a lock on the cache
+// directory, so a manual --one-time and the daemon never interleave; and a
+// source that is unavailable for a pass keeps its last good keys in
+// OS_CONFIG_FILES instead of vanishing from it.
+//
 // Still to come (issue 4): the remaining collectors, reload on SIGHUP and
-// on a changed config file, the single-instance lock, fsnotify wake-ups,
-// conditional GETs, keeping an unavailable source's last good data, and
+// on a changed config file, fsnotify wake-ups, conditional GETs, and
 // journald fields.
 package occ
 
@@ -102,7 +106,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if env.Sleep == nil {
 		env.Sleep = sleep
 	}
-	r := &runner{cfg: cfg, env: env, log: log, cache: &cache.Cache{Dir: cfg.CacheDir}}
+	r := &runner{cfg: cfg, env: env, log: log, cache: &cache.Cache{Dir: cfg.CacheDir},
+		factories: factories, lastKeys: map[string][]string{}}
 	return r.loop(ctx)
 }
 
@@ -129,10 +134,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 type runner struct {
-	cfg   *config.Config
-	env   Env
-	log   *slog.Logger
-	cache *cache.Cache
+	cfg       *config.Config
+	env       Env
+	log       *slog.Logger
+	cache     *cache.Cache
+	factories map[string]func(*config.Config, *slog.Logger) collectors.Collector
+	// lastKeys are the keys each collector gave in its last good pass.
+	lastKeys map[string][]string
 }
 
 // loop runs passes: once with --one-time, --force or --print, else for
@@ -160,12 +168,19 @@ func (r *runner) loop(ctx context.Context) error {
 	}
 }
 
+// collected is one pass's entries; kept are the names of keys reused from
+// an earlier pass because their collector was unavailable.
+type collected struct {
+	entries []merger.Entry
+	kept    map[string]bool
+}
+
 // collect runs every collector in order and returns their entries.
-func (r *runner) collect(ctx context.Context) []merger.Entry {
-	var all []merger.Entry
+func (r *runner) collect(ctx context.Context) collected {
+	out := collected{kept: map[string]bool{}}
 	for _, name := range r.cfg.Collectors {
 		log := r.log.With("collector", name)
-		factory, ok := factories[name]
+		factory, ok := r.factories[name]
 		if !ok {
 			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", "not in this build yet")
 			continue
@@ -177,28 +192,53 @@ func (r *runner) collect(ctx context.Context) []merger.Entry {
 			continue
 		case err != nil:
 			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", err.Error())
+			// Keep what it gave last time, in its place (the reference
+			// dropped it, and os-apply-config then lost its data).
+			for _, k := range r.lastKeys[name] {
+				out.entries = append(out.entries, merger.Entry{Name: k})
+				out.kept[k] = true
+			}
 			continue
 		}
-		all = append(all, entries...)
+		keys := make([]string, 0, len(entries))
+		for _, e := range entries {
+			keys = append(keys, e.Name)
+		}
+		r.lastKeys[name] = keys
+		out.entries = append(out.entries, entries...)
 	}
-	return all
+	return out
 }
 
 // pass is one collection; it returns the command's exit status.
 func (r *runner) pass(ctx context.Context) (int, error) {
-	entries := r.collect(ctx)
 	if r.cfg.Command == "" || r.cfg.PrintOnly {
 		// One object of every key (later collectors win), printed as the
 		// reference's json.dumps(indent=1); the cache is not touched.
-		obj := pyjson.NewObject(len(entries))
-		for _, e := range entries {
-			obj.Set(e.Name, e.Content)
+		got := r.collect(ctx)
+		obj := pyjson.NewObject(len(got.entries))
+		for _, e := range got.entries {
+			if !got.kept[e.Name] {
+				obj.Set(e.Name, e.Content)
+			}
 		}
 		fmt.Fprintln(r.env.Stdout, pyjson.DumpsIndent(obj, 1))
 		return 0, nil
 	}
+	unlock, err := lockDir(ctx, r.cfg.CacheDir, r.log)
+	if err != nil {
+		return 0, exitcode.With(exitcode.Failure, err)
+	}
+	defer unlock()
+	got := r.collect(ctx)
 	var paths, keys, changed []string
-	for _, e := range entries {
+	for _, e := range got.entries {
+		if got.kept[e.Name] {
+			if _, err := os.Stat(r.cache.Path(e.Name)); err == nil {
+				paths, keys = append(paths, r.cache.Path(e.Name)), append(keys, e.Name)
+			}
+			continue
+		}
 		ch, path, err := r.cache.Store(e.Name, e.Content)
 		if errors.Is(err, cache.ErrBadName) {
 			r.log.Error(fmt.Sprintf("Refusing metadata key: %v", err))
@@ -235,6 +275,38 @@ func (r *runner) pass(ctx context.Context) (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// lockDir takes an exclusive lock on the cache directory (created if
+// needed, as the cache would), waiting while another os-collect-config
+// holds it; the returned function releases it.
+func lockDir(ctx context.Context, dir string, log *slog.Logger) (func(), error) {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("creating cache directory %s: %w", dir, err)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening cache directory %s: %w", dir, err)
+	}
+	waited := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking cache directory %s: %w", dir, err)
+		}
+		if !waited {
+			log.Warn(fmt.Sprintf("Waiting for another os-collect-config to finish with %s.", dir))
+			waited = true
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("waiting for the lock on %s: %w", dir, err)
+		}
+	}
 }
 
 // runCommand runs the command through /bin/sh -c with OS_CONFIG_FILES and

@@ -1,0 +1,126 @@
+package occ
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/cache"
+	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// fake is a collector whose answer the test sets.
+type fake struct {
+	entries []merger.Entry
+	err     error
+}
+
+func (f *fake) Collect(context.Context) ([]merger.Entry, error) { return f.entries, f.err }
+
+func doc(s string) pyjson.Value {
+	v, err := pyjson.Loads([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func newRunner(t *testing.T, sources map[string]*fake, order ...string) (*runner, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := &config.Config{
+		Command:        `echo "$OS_CONFIG_FILES" >> ` + dir + `/calls`,
+		CacheDir:       dir + "/cache",
+		BackupCacheDir: dir + "/backup",
+		Collectors:     order,
+		OneTime:        true,
+	}
+	fs := map[string]func(*config.Config, *slog.Logger) collectors.Collector{}
+	for name, f := range sources {
+		fs[name] = func(*config.Config, *slog.Logger) collectors.Collector { return f }
+	}
+	r := &runner{cfg: cfg, env: Env{Stdout: io.Discard, Stderr: io.Discard}, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		cache: &cache.Cache{Dir: cfg.CacheDir}, factories: fs, lastKeys: map[string][]string{}}
+	return r, dir
+}
+
+func calls(t *testing.T, dir string) []string {
+	b, _ := os.ReadFile(dir + "/calls")
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// Deliberate fix: a source that is unavailable while another changes keeps
+// its last good keys, in their place, in OS_CONFIG_FILES (the reference
+// dropped them, and os-apply-config rendered without that data).
+func TestUnavailableSourceKeepsItsData(t *testing.T) {
+	a := &fake{entries: []merger.Entry{{Name: "a", Content: doc(`{"a": 1}`)}, {Name: "a-deploy", Content: doc(`{"d": 1}`)}}}
+	b := &fake{entries: []merger.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, dir := newRunner(t, map[string]*fake{"heat": a, "local": b}, "heat", "local")
+	if st, err := r.pass(context.Background()); err != nil || st != 0 {
+		t.Fatal(st, err)
+	}
+	a.err, a.entries = collectors.ErrNotAvailable, nil
+	b.entries = []merger.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
+	if st, err := r.pass(context.Background()); err != nil || st != 0 {
+		t.Fatal(st, err)
+	}
+	c := dir + "/cache/"
+	want := c + "a.json:" + c + "a-deploy.json:" + c + "b.json"
+	got := calls(t, dir)
+	if len(got) != 2 || got[1] != want {
+		t.Fatalf("OS_CONFIG_FILES of the second pass %q, want %q", got, want)
+	}
+	list, _ := os.ReadFile(c + "os_config_files.json")
+	if !strings.Contains(string(list), "a-deploy.json") {
+		t.Fatalf("os_config_files.json lost the unavailable source: %s", list)
+	}
+}
+
+// Deliberate fix: a pass waits while another os-collect-config holds the
+// cache directory, so a manual --one-time never interleaves with the daemon.
+func TestPassWaitsForTheCacheLock(t *testing.T) {
+	b := &fake{entries: []merger.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, dir := newRunner(t, map[string]*fake{"local": b}, "local")
+	os.Mkdir(dir+"/cache", 0o700)
+	holder, err := os.Open(dir + "/cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := r.pass(context.Background()); done <- err }()
+	time.Sleep(400 * time.Millisecond)
+	if _, err := os.Stat(dir + "/calls"); err == nil {
+		t.Fatal("the command ran while another process held the lock")
+	}
+	holder.Close() // releases the lock
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pass never took the lock")
+	}
+	if got := calls(t, dir); len(got) != 1 {
+		t.Fatalf("calls %q", got)
+	}
+}
+
+func TestRunRefusesUnknownCollector(t *testing.T) {
+	var stderr strings.Builder
+	err := Run(context.Background(), []string{"--config-file", "/dev/null", "-c", "true", "bogus"}, Env{Stdout: io.Discard, Stderr: &stderr})
+	if err == nil || !strings.Contains(stderr.String(), "Unknown collectors ['bogus']") || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+		t.Fatalf("err %v stderr %q", err, stderr.String())
+	}
+}
