@@ -15,12 +15,14 @@ package occ
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -44,11 +46,25 @@ type Env struct {
 	Root string
 	// Sleep waits between passes; tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Hangup delivers SIGHUP (nil: none).
+	Hangup <-chan os.Signal
+	// Reexec replaces the process with a fresh start of the same command
+	// line, as the reference re-executes itself; tests replace it.
+	Reexec func() error
 }
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec}
+}
+
+// reexec starts this program again with the same arguments and
+// environment, in this process (argv[0] keeps the program's name for the
+// multi-call binary).
+func reexec() error {
+	return syscall.Exec("/proc/self/exe", os.Args, os.Environ())
 }
 
 func (env Env) lookup(k string) (string, bool) {
@@ -107,7 +123,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 		env.Sleep = sleep
 	}
 	r := &runner{cfg: cfg, env: env, log: log, cache: &cache.Cache{Dir: cfg.CacheDir},
-		factories: factories, lastKeys: map[string][]string{}}
+		factories: factories, lastKeys: map[string][]string{},
+		configHash: configHash(args, env), args: args}
 	return r.loop(ctx)
 }
 
@@ -141,6 +158,41 @@ type runner struct {
 	factories map[string]func(*config.Config, *slog.Logger) collectors.Collector
 	// lastKeys are the keys each collector gave in its last good pass.
 	lastKeys map[string][]string
+	// configHash identifies the configuration the process started with.
+	configHash string
+	args       []string
+}
+
+// configHash covers which files the configuration comes from and what
+// they hold, so an edited file, or one added to or removed from the
+// .conf.d directory, is a change.
+func configHash(args []string, env Env) string {
+	cfg, err := config.Parse(args, config.Env{LookupEnv: env.lookup, Root: env.Root})
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	h := sha256.New()
+	for _, f := range cfg.ConfigFiles {
+		fmt.Fprintf(h, "%s\x00", f)
+		if data, err := os.ReadFile(f); err == nil {
+			h.Write(data)
+		}
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// reload re-executes the program, as the reference does on SIGHUP or when
+// its configuration changed (os-apply-config rewrites it on TripleO nodes).
+func (r *runner) reload(why string) error {
+	r.log.Warn(why + "; restarting os-collect-config.")
+	if r.env.Reexec == nil {
+		return exitcode.With(exitcode.Failure, errors.New("cannot restart"))
+	}
+	if err := r.env.Reexec(); err != nil {
+		return exitcode.With(exitcode.Failure, fmt.Errorf("restarting: %w", err))
+	}
+	return nil
 }
 
 // loop runs passes: once with --one-time, --force or --print, else for
@@ -160,9 +212,32 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 			return nil
 		}
+		// Unlike the reference (after a command only), every pass checks
+		// whether the configuration changed.
+		if h := configHash(r.args, r.env); h != r.configHash {
+			return r.reload("Configuration changed")
+		}
 		r.log.Info(fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds()))
-		if err := r.env.Sleep(ctx, wait); err != nil {
-			return exitcode.With(exitcode.Terminated, err)
+		sctx, cancel := context.WithCancel(ctx)
+		stop, hupped := make(chan struct{}), make(chan bool, 1)
+		go func() {
+			select {
+			case <-r.env.Hangup: // a nil channel never delivers
+				cancel()
+				hupped <- true
+			case <-stop:
+				hupped <- false
+			}
+		}()
+		serr := r.env.Sleep(sctx, wait)
+		close(stop)
+		hup := <-hupped
+		cancel()
+		if hup {
+			return r.reload("SIGHUP received")
+		}
+		if serr != nil {
+			return exitcode.With(exitcode.Terminated, serr)
 		}
 		wait = min(wait*2, max)
 	}

@@ -124,3 +124,51 @@ func TestRunRefusesUnknownCollector(t *testing.T) {
 		t.Fatalf("err %v stderr %q", err, stderr.String())
 	}
 }
+
+// The configuration is checked on every pass (the reference: only after a
+// command ran): an edited file restarts the daemon.
+func TestConfigChangeRestarts(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/occ.conf"
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/x", []byte(`{"x": 1}`), 0o644)
+	os.WriteFile(conf, []byte("[DEFAULT]\ncommand = true\ncachedir = "+dir+"/cache\nbackup_cachedir = "+dir+"/backup\ncollectors = local\n[local]\npath = "+dir+"/local\n"), 0o644)
+	restarted := false
+	passes := 0
+	env := Env{Stdout: io.Discard, Stderr: io.Discard,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			passes++
+			if passes == 2 { // between the second and third pass
+				f, _ := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+				f.WriteString("polling_interval = 5\n")
+				f.Close()
+			}
+			return nil
+		},
+		Reexec: func() error { restarted = true; return nil },
+	}
+	err := Run(context.Background(), []string{"--config-file", conf}, env)
+	if err != nil || !restarted || passes != 2 {
+		t.Fatalf("err %v, restarted %v after %d sleeps", err, restarted, passes)
+	}
+}
+
+func TestHangupRestarts(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	hup := make(chan os.Signal, 1)
+	restarted := false
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Hangup: hup,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			hup <- syscall.SIGHUP
+			<-ctx.Done() // the hangup ends the sleep
+			return ctx.Err()
+		},
+		Reexec: func() error { restarted = true; return nil },
+	}
+	err := Run(context.Background(), []string{"--config-file", "/dev/null", "-c", "true", "--cachedir", dir + "/cache",
+		"--backup-cachedir", dir + "/backup", "--local-path", dir + "/local", "local"}, env)
+	if err != nil || !restarted {
+		t.Fatalf("err %v, restarted %v", err, restarted)
+	}
+}
