@@ -49,6 +49,7 @@ type Config struct {
 	PrintOnly          bool
 	DeploymentKey      []string
 	Splay              float64
+	MaxMetadataBytes   int
 
 	EC2 struct {
 		MetadataURL string

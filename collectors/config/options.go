@@ -45,6 +45,9 @@ var options = []option{
 	{name: "print", dest: "print_only", kind: boolean, def: []string{"false"}, field: func(c *Config) any { return &c.PrintOnly }},
 	{name: "deployment-key", kind: multi, def: []string{"deployments"}, field: func(c *Config) any { return &c.DeploymentKey }},
 	{name: "splay", kind: float, def: []string{"0"}, field: func(c *Config) any { return &c.Splay }},
+	// Ours, not the reference's: the largest metadata document read from
+	// a server, in bytes (64 MiB).
+	{name: "max-metadata-bytes", kind: integer, def: []string{"67108864"}, field: func(c *Config) any { return &c.MaxMetadataBytes }},
 
 	// oslo.log's command-line options: accepted, without effect, as in the
 	// reference (spec §1.10).

@@ -31,8 +31,10 @@ import (
 	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/heatlocal"
+	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/collectors/local"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/collectors/request"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -85,7 +87,15 @@ var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collect
 	heatlocal.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
 		return &heatlocal.Collector{Paths: c.HeatLocal.Path, Log: log}
 	},
+	request.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+		client, _ := httpclient.New(httpclient.Options{ // no CA file: no error
+			Timeout: seconds(c.Request.Timeout), MaxBody: int64(c.MaxMetadataBytes), Retries: 2,
+		})
+		return &request.Collector{URL: c.Request.MetadataURL, DeploymentKeys: c.DeploymentKey, Client: client, Log: log}
+	},
 }
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // Run runs os-collect-config with args (without the program name).
 func Run(ctx context.Context, args []string, env Env) error {
@@ -158,6 +168,9 @@ type runner struct {
 	factories map[string]func(*config.Config, *slog.Logger) collectors.Collector
 	// lastKeys are the keys each collector gave in its last good pass.
 	lastKeys map[string][]string
+	// instances live across passes (a collector may remember what it
+	// fetched, to ask only for changes).
+	instances map[string]collectors.Collector
 	// configHash identifies the configuration the process started with.
 	configHash string
 	args       []string
@@ -255,12 +268,20 @@ func (r *runner) collect(ctx context.Context) collected {
 	out := collected{kept: map[string]bool{}}
 	for _, name := range r.cfg.Collectors {
 		log := r.log.With("collector", name)
-		factory, ok := r.factories[name]
+		inst, ok := r.instances[name]
 		if !ok {
-			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", "not in this build yet")
-			continue
+			factory, known := r.factories[name]
+			if !known {
+				log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", "not in this build yet")
+				continue
+			}
+			inst = factory(r.cfg, log)
+			if r.instances == nil {
+				r.instances = map[string]collectors.Collector{}
+			}
+			r.instances[name] = inst
 		}
-		entries, err := factory(r.cfg, log).Collect(ctx)
+		entries, err := inst.Collect(ctx)
 		switch {
 		case errors.Is(err, collectors.ErrNotConfigured):
 			log.Debug(fmt.Sprintf("Source [%s] Not configured.", name))

@@ -1,0 +1,147 @@
+// Package httpclient is the one place that decides how the collectors talk
+// HTTP: deadlines, TLS verification and CA files, retries with capped
+// backoff and jitter (github.com/hashicorp/go-retryablehttp), a cap on the
+// size of what is read, and URLs in messages without their query strings
+// (signed and temporary URLs carry credentials there).
+package httpclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// DefaultMaxBody is the default cap on a response body: 64 MiB.
+const DefaultMaxBody = 64 << 20
+
+// Options configure a client.
+type Options struct {
+	// Timeout bounds each attempt (connection, headers and body).
+	Timeout time.Duration
+	// CAFile, when set, is the PEM bundle that server certificates must
+	// chain to (instead of the system's).
+	CAFile string
+	// Insecure turns certificate verification off (zaqar's
+	// ssl-certificate-validation = false).
+	Insecure bool
+	// MaxBody caps what is read of a body (DefaultMaxBody when zero).
+	MaxBody int64
+	// Retries is the number of retries after a failed attempt (connection
+	// error or 5xx); backoff doubles from 200 ms up to 2 s, with jitter.
+	Retries int
+}
+
+// Client does GET requests under the policy.
+type Client struct {
+	rc      *retryablehttp.Client
+	maxBody int64
+}
+
+// ErrTooLarge is a body over the size cap.
+var ErrTooLarge = errors.New("response body over the size limit")
+
+// New builds a client.
+func New(o Options) (*Client, error) {
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.Insecure} //nolint:gosec // only when configured so
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA file %s holds no PEM certificate", o.CAFile)
+		}
+		tlsConf.RootCAs = pool
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = tlsConf
+	if o.Timeout > 0 {
+		transport.ResponseHeaderTimeout = o.Timeout
+	}
+	rc := retryablehttp.NewClient()
+	rc.HTTPClient = &http.Client{Transport: transport, Timeout: o.Timeout}
+	rc.Logger = nil // it would log full URLs; callers log redacted ones
+	rc.RetryMax = o.Retries
+	rc.RetryWaitMin, rc.RetryWaitMax = 200*time.Millisecond, 2*time.Second
+	rc.Backoff = jitteredBackoff
+	// After the last retry, return the last response (a 5xx) instead of a
+	// generic error, so the caller can say what the server answered.
+	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
+	max := o.MaxBody
+	if max <= 0 {
+		max = DefaultMaxBody
+	}
+	return &Client{rc: rc, maxBody: max}, nil
+}
+
+// jitteredBackoff is exponential backoff, capped, with up to 50% jitter so
+// nodes started together do not retry in step.
+func jitteredBackoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	d := retryablehttp.DefaultBackoff(min, max, attempt, resp)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// Response is what a GET returned.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Get fetches url with the extra headers. A body over the cap is
+// ErrTooLarge. Errors name the URL without its query.
+func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*Response, error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %v", Redact(rawURL), redactErr(err))
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("User-Agent", "os-collect-config/12.0.0 (tripleo-agent)")
+	resp, err := c.rc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %v", Redact(rawURL), redactErr(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: reading the body: %v", Redact(rawURL), redactErr(err))
+	}
+	if int64(len(body)) > c.maxBody {
+		return nil, fmt.Errorf("GET %s: %w (%d bytes)", Redact(rawURL), ErrTooLarge, c.maxBody)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// Redact drops the query and any user info of a URL, for messages.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// redactErr words errors that would quote the URL (url.Error) without it.
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,91 @@
+// Package request is the "request" collector: one JSON document from a URL
+// (a Swift temporary URL with Heat's POLL_TEMP_URL transport), its
+// deployments exploded into keys of their own.
+package request
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/httpclient"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+)
+
+// Name is the collector's name.
+const Name = "request"
+
+// Collector polls one URL with conditional GETs. It lives across passes:
+// it remembers the ETag and Last-Modified of the last document, and the
+// document, so an unchanged one costs a 304 and no parsing. (The reference
+// sent a HEAD and a GET every pass, and its Last-Modified check never
+// worked because it forgot between passes.)
+type Collector struct {
+	URL            string
+	DeploymentKeys []string
+	Client         *httpclient.Client
+	Log            *slog.Logger
+
+	mu            sync.Mutex
+	etag, lastMod string
+	last          pyjson.Value
+}
+
+// Collect fetches the document, or reuses the last one on 304.
+func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+	if c.URL == "" {
+		c.Log.Info("No metadata_url configured.")
+		return nil, collectors.ErrNotConfigured
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := http.Header{}
+	if c.last != nil {
+		if c.etag != "" {
+			h.Set("If-None-Match", c.etag)
+		}
+		// Only a date the server sent, and only if it parses: an odd
+		// Last-Modified is ignored rather than fatal (the reference died).
+		if c.lastMod != "" {
+			if _, err := http.ParseTime(c.lastMod); err == nil {
+				h.Set("If-Modified-Since", c.lastMod)
+			}
+		}
+	}
+	resp, err := c.Client.Get(ctx, c.URL, h)
+	if err != nil {
+		c.Log.Warn(err.Error())
+		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+	}
+	switch {
+	case resp.Status == http.StatusNotModified && c.last != nil:
+		c.Log.Debug("Metadata not modified.", "url", httpclient.Redact(c.URL))
+		return merger.Explode(Name, c.last, c.DeploymentKeys, c.Log), nil
+	case resp.Status >= 400 || resp.Status == http.StatusNotModified:
+		msg := fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), httpclient.Redact(c.URL))
+		c.Log.Warn(msg)
+		return nil, fmt.Errorf("%w: %s", collectors.ErrNotAvailable, msg)
+	}
+	var doc pyjson.Value
+	if msg, bad := pyos.DecodeError(resp.Body); bad {
+		err = fmt.Errorf("%s", msg)
+	} else {
+		doc, err = pyjson.Loads(resp.Body)
+	}
+	if err == nil {
+		if _, ok := doc.(*pyjson.Object); !ok {
+			err = fmt.Errorf("not a JSON object")
+		}
+	}
+	if err != nil {
+		c.Log.Warn(fmt.Sprintf("Failed to parse as json. (%v)", err))
+		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+	}
+	c.last, c.etag, c.lastMod = doc, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	return merger.Explode(Name, doc, c.DeploymentKeys, c.Log), nil
+}
