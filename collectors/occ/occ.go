@@ -212,10 +212,18 @@ func (r *runner) reload(why string) error {
 // ever, sleeping from min-polling-interval doubling up to
 // polling-interval, as the reference does.
 func (r *runner) loop(ctx context.Context) error {
-	wait := time.Duration(r.cfg.MinPollingInterval * float64(time.Second))
-	max := time.Duration(r.cfg.PollingInterval * float64(time.Second))
+	minWait := seconds(r.cfg.MinPollingInterval)
+	maxWait := seconds(r.cfg.PollingInterval)
+	wait := minWait
+	var wake <-chan struct{}
+	if !r.cfg.OneTime && !r.cfg.PrintOnly && r.cfg.Command != "" {
+		if w := watchSources(ctx, r.cfg.Collectors, r.cfg.Local.Path, r.cfg.HeatLocal.Path, r.log); w != nil {
+			defer w.stop()
+			wake = w.wake
+		}
+	}
 	for {
-		status, err := r.pass(ctx)
+		status, changed, err := r.pass(ctx)
 		if err != nil || r.cfg.OneTime || r.cfg.PrintOnly || r.cfg.Command == "" {
 			if err != nil {
 				return err
@@ -230,30 +238,51 @@ func (r *runner) loop(ctx context.Context) error {
 		if h := configHash(r.args, r.env); h != r.configHash {
 			return r.reload("Configuration changed")
 		}
+		// After a change, poll soon again (the reference's help text
+		// promised this; its loop never did it).
+		if changed {
+			wait = minWait
+		}
 		r.log.Info(fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds()))
-		sctx, cancel := context.WithCancel(ctx)
-		stop, hupped := make(chan struct{}), make(chan bool, 1)
-		go func() {
-			select {
-			case <-r.env.Hangup: // a nil channel never delivers
-				cancel()
-				hupped <- true
-			case <-stop:
-				hupped <- false
-			}
-		}()
-		serr := r.env.Sleep(sctx, wait)
-		close(stop)
-		hup := <-hupped
-		cancel()
+		hup, serr := r.sleep(ctx, wait, wake)
 		if hup {
 			return r.reload("SIGHUP received")
 		}
 		if serr != nil {
 			return exitcode.With(exitcode.Terminated, serr)
 		}
-		wait = min(wait*2, max)
+		wait = min(wait*2, maxWait)
 	}
+}
+
+// sleep waits for d, or less if a local source changes (wake) or SIGHUP
+// arrives; it reports the SIGHUP. A wake-up is not an error.
+func (r *runner) sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) (hup bool, err error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop, why := make(chan struct{}), make(chan string, 1)
+	go func() {
+		select {
+		case <-r.env.Hangup: // a nil channel never delivers
+			cancel()
+			why <- "hup"
+		case <-wake:
+			r.log.Debug("A local source changed: collecting now.")
+			cancel()
+			why <- "wake"
+		case <-stop:
+			why <- ""
+		}
+	}()
+	err = r.env.Sleep(sctx, d)
+	close(stop)
+	switch <-why {
+	case "hup":
+		return true, nil
+	case "wake":
+		return false, nil
+	}
+	return false, err
 }
 
 // collected is one pass's entries; kept are the names of keys reused from
@@ -307,7 +336,7 @@ func (r *runner) collect(ctx context.Context) collected {
 }
 
 // pass is one collection; it returns the command's exit status.
-func (r *runner) pass(ctx context.Context) (int, error) {
+func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err error) {
 	if r.cfg.Command == "" || r.cfg.PrintOnly {
 		// One object of every key (later collectors win), printed as the
 		// reference's json.dumps(indent=1); the cache is not touched.
@@ -319,11 +348,12 @@ func (r *runner) pass(ctx context.Context) (int, error) {
 			}
 		}
 		fmt.Fprintln(r.env.Stdout, pyjson.DumpsIndent(obj, 1))
-		return 0, nil
+		return 0, false, nil
 	}
-	unlock, err := lockDir(ctx, r.cfg.CacheDir, r.log)
-	if err != nil {
-		return 0, exitcode.With(exitcode.Failure, err)
+	unlock, lerr := lockDir(ctx, r.cfg.CacheDir, r.log)
+	if lerr != nil {
+		err = lerr
+		return 0, false, exitcode.With(exitcode.Failure, err)
 	}
 	defer unlock()
 	got := r.collect(ctx)
@@ -341,7 +371,7 @@ func (r *runner) pass(ctx context.Context) (int, error) {
 			continue
 		}
 		if err != nil {
-			return 0, exitcode.With(exitcode.Failure, fmt.Errorf("storing %s in the cache: %w", e.Name, err))
+			return 0, false, exitcode.With(exitcode.Failure, fmt.Errorf("storing %s in the cache: %w", e.Name, err))
 		}
 		paths, keys = append(paths, path), append(keys, e.Name)
 		if ch {
@@ -350,7 +380,7 @@ func (r *runner) pass(ctx context.Context) (int, error) {
 	}
 	if len(changed) > 0 {
 		if _, err := r.cache.StoreMetaList(keys); err != nil {
-			return 0, exitcode.With(exitcode.Failure, fmt.Errorf("writing os_config_files.json: %w", err))
+			return 0, false, exitcode.With(exitcode.Failure, fmt.Errorf("writing os_config_files.json: %w", err))
 		}
 		if err := r.cache.Backup(r.cfg.BackupCacheDir); err != nil {
 			r.log.Warn(fmt.Sprintf("Could not copy the cache to %s: %v", r.cfg.BackupCacheDir, err))
@@ -358,19 +388,19 @@ func (r *runner) pass(ctx context.Context) (int, error) {
 	}
 	if len(changed) == 0 && !r.cfg.Force {
 		r.log.Debug("No changes detected.")
-		return 0, nil
+		return 0, false, nil
 	}
-	status := r.runCommand(ctx, paths)
+	status = r.runCommand(ctx, paths)
 	if status != 0 {
 		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status))
-		return status, nil
+		return status, len(changed) > 0, nil
 	}
 	for _, k := range changed {
 		if err := r.cache.Commit(k); err != nil {
-			return 0, exitcode.With(exitcode.Failure, fmt.Errorf("committing %s: %w", k, err))
+			return 0, false, exitcode.With(exitcode.Failure, fmt.Errorf("committing %s: %w", k, err))
 		}
 	}
-	return 0, nil
+	return 0, len(changed) > 0, nil
 }
 
 // lockDir takes an exclusive lock on the cache directory (created if

@@ -64,12 +64,12 @@ func TestUnavailableSourceKeepsItsData(t *testing.T) {
 	a := &fake{entries: []merger.Entry{{Name: "a", Content: doc(`{"a": 1}`)}, {Name: "a-deploy", Content: doc(`{"d": 1}`)}}}
 	b := &fake{entries: []merger.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
 	r, dir := newRunner(t, map[string]*fake{"heat": a, "local": b}, "heat", "local")
-	if st, err := r.pass(context.Background()); err != nil || st != 0 {
+	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
 		t.Fatal(st, err)
 	}
 	a.err, a.entries = collectors.ErrNotAvailable, nil
 	b.entries = []merger.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
-	if st, err := r.pass(context.Background()); err != nil || st != 0 {
+	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
 		t.Fatal(st, err)
 	}
 	c := dir + "/cache/"
@@ -98,7 +98,7 @@ func TestPassWaitsForTheCacheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := r.pass(context.Background()); done <- err }()
+	go func() { _, _, err := r.pass(context.Background()); done <- err }()
 	time.Sleep(400 * time.Millisecond)
 	if _, err := os.Stat(dir + "/calls"); err == nil {
 		t.Fatal("the command ran while another process held the lock")
@@ -170,5 +170,71 @@ func TestHangupRestarts(t *testing.T) {
 		"--backup-cachedir", dir + "/backup", "--local-path", dir + "/local", "local"}, env)
 	if err != nil || !restarted {
 		t.Fatalf("err %v, restarted %v", err, restarted)
+	}
+}
+
+func daemonArgs(dir string) []string {
+	return []string{"--config-file", "/dev/null", "-c", `echo run >> ` + dir + `/calls`, "--cachedir", dir + "/cache",
+		"--backup-cachedir", dir + "/backup", "--local-path", dir + "/local", "--min-polling-interval", "1", "--polling-interval", "30", "local"}
+}
+
+// A change in a local directory wakes the sleeping daemon (fsnotify)
+// instead of waiting for the next poll (30 s here).
+func TestLocalChangeWakesTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	sleeps := make(chan time.Duration, 10)
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Sleep: func(ctx context.Context, d time.Duration) error {
+		sleeps <- d
+		return sleep(ctx, 30*time.Second) // a long poll: only a wake-up ends it early
+	}}
+	go func() { done <- Run(ctx, daemonArgs(dir), env) }()
+	<-sleeps // first pass done, sleeping
+	os.WriteFile(dir+"/local/b", []byte(`{"b": 1}`), 0o644)
+	select {
+	case <-sleeps: // the second pass ran and sleeps again
+	case <-ctx.Done():
+		t.Fatal("the change did not wake the daemon")
+	}
+	if got := calls(t, dir); len(got) != 2 {
+		t.Fatalf("command runs %q, want 2", got)
+	}
+	cancel()
+	<-done
+}
+
+// After a pass with a change the next sleep is the minimum again (the
+// reference kept doubling from process start).
+func TestIntervalResetsAfterChange(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
+	var waits []time.Duration
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Sleep: func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		switch len(waits) {
+		case 3:
+			os.WriteFile(dir+"/local/a", []byte(`{"a": 2}`), 0o644)
+		case 5:
+			cancel()
+			return context.Canceled
+		}
+		return nil
+	}}
+	Run(ctx, daemonArgs(dir), env)
+	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 1 * time.Second, 2 * time.Second}
+	if len(waits) != len(want) {
+		t.Fatalf("waits %v", waits)
+	}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Fatalf("waits %v, want %v", waits, want)
+		}
 	}
 }

@@ -1,0 +1,108 @@
+package occ
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/tripleo-go/agent/collectors/heatlocal"
+	"github.com/tripleo-go/agent/collectors/local"
+)
+
+// debounce gathers a burst of file events (an editor's write, rename and
+// chmod; os-apply-config writing many files) into one wake-up.
+const debounce = 50 * time.Millisecond
+
+// watcher wakes the daemon when a local directory or a heat_local file
+// changes, instead of waiting for the next poll.
+type watcher struct {
+	wake chan struct{}
+	stop func()
+}
+
+// watchSources starts watching the sources that live on this machine. Its
+// goroutine is owned by ctx and waited for by stop. It returns nil when
+// there is nothing to watch or the system refuses.
+func watchSources(ctx context.Context, collectorNames []string, localPaths, heatLocalPaths []string, log *slog.Logger) *watcher {
+	dirs := map[string]bool{}     // watched directories
+	files := map[string]bool{}    // heat_local files, by clean path
+	anyInDir := map[string]bool{} // local dirs: any change counts
+	for _, name := range collectorNames {
+		switch name {
+		case local.Name:
+			for _, p := range localPaths {
+				p = filepath.Clean(p)
+				dirs[p], anyInDir[p] = true, true
+			}
+		case heatlocal.Name:
+			for _, p := range heatLocalPaths {
+				p = filepath.Clean(p)
+				files[p] = true
+				dirs[filepath.Dir(p)] = true // files are often replaced by rename
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		log.Warn("Cannot watch local sources; polling only: " + err.Error())
+		return nil
+	}
+	added := 0
+	for d := range dirs {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			if err := fw.Add(d); err == nil {
+				added++
+			}
+		}
+	}
+	if added == 0 {
+		fw.Close()
+		return nil
+	}
+	w := &watcher{wake: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer fw.Close()
+		var timer <-chan time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-fw.Events:
+				if !ok {
+					return
+				}
+				name := filepath.Clean(ev.Name)
+				if anyInDir[filepath.Dir(name)] || files[name] {
+					if timer == nil {
+						timer = time.After(debounce)
+					}
+				}
+			case err, ok := <-fw.Errors:
+				if !ok {
+					return
+				}
+				log.Debug("watching local sources: " + err.Error())
+			case <-timer:
+				timer = nil
+				select {
+				case w.wake <- struct{}{}:
+				default: // a wake-up is already pending
+				}
+			}
+		}
+	}()
+	w.stop = func() { cancel(); wg.Wait() }
+	return w
+}
