@@ -50,6 +50,7 @@ type Config struct {
 	DeploymentKey      []string
 	Splay              float64
 	MaxMetadataBytes   int
+	OneTimeTimeout     float64
 
 	EC2 struct {
 		MetadataURL string

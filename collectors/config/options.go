@@ -48,6 +48,9 @@ var options = []option{
 	// Ours, not the reference's: the largest metadata document read from
 	// a server, in bytes (64 MiB).
 	{name: "max-metadata-bytes", kind: integer, def: []string{"67108864"}, field: func(c *Config) any { return &c.MaxMetadataBytes }},
+	// Ours: with --one-time, give up after this many seconds (0: never),
+	// naming what the run was waiting for.
+	{name: "one-time-timeout", kind: float, def: []string{"0"}, field: func(c *Config) any { return &c.OneTimeTimeout }},
 
 	// oslo.log's command-line options: accepted, without effect, as in the
 	// reference (spec §1.10).

@@ -20,10 +20,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -135,6 +137,18 @@ func Run(ctx context.Context, args []string, env Env) error {
 	r := &runner{cfg: cfg, env: env, log: log, cache: &cache.Cache{Dir: cfg.CacheDir},
 		factories: factories, lastKeys: map[string][]string{},
 		configHash: configHash(args, env), args: args}
+	if cfg.OneTime && cfg.OneTimeTimeout > 0 {
+		return r.oneTimeWithDeadline(ctx, seconds(cfg.OneTimeTimeout))
+	}
+	if !cfg.OneTime && !cfg.PrintOnly && cfg.Command != "" && cfg.Splay > 0 {
+		// Nodes started together should not poll in step. A fraction of
+		// a second is fine (the reference's integer randrange died on it).
+		d := time.Duration(rand.Float64() * cfg.Splay * float64(time.Second))
+		log.Info(fmt.Sprintf("Splay: sleeping %.2f seconds first.", d.Seconds()))
+		if err := env.Sleep(ctx, d); err != nil {
+			return exitcode.With(exitcode.Terminated, err)
+		}
+	}
 	return r.loop(ctx)
 }
 
@@ -174,6 +188,25 @@ type runner struct {
 	// configHash identifies the configuration the process started with.
 	configHash string
 	args       []string
+	// stage says what the run is doing, for the --one-time deadline.
+	stage atomic.Value
+}
+
+func (r *runner) setStage(s string) { r.stage.Store(s) }
+
+// oneTimeWithDeadline runs the one-time pass under a deadline; on expiry
+// the command (if running) is stopped and the error names the stage.
+func (r *runner) oneTimeWithDeadline(ctx context.Context, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	r.setStage("starting")
+	err := r.loop(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		msg := fmt.Sprintf("--one-time did not finish within %s: it was waiting for %s", d, r.stage.Load())
+		r.log.Error(msg)
+		return exitcode.With(exitcode.TimedOut, errors.New(msg))
+	}
+	return err
 }
 
 // configHash covers which files the configuration comes from and what
@@ -297,6 +330,7 @@ func (r *runner) collect(ctx context.Context) collected {
 	out := collected{kept: map[string]bool{}}
 	for _, name := range r.cfg.Collectors {
 		log := r.log.With("collector", name)
+		r.setStage("collector " + name)
 		inst, ok := r.instances[name]
 		if !ok {
 			factory, known := r.factories[name]
@@ -350,6 +384,7 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		fmt.Fprintln(r.env.Stdout, pyjson.DumpsIndent(obj, 1))
 		return 0, false, nil
 	}
+	r.setStage("the lock on " + r.cfg.CacheDir)
 	unlock, lerr := lockDir(ctx, r.cfg.CacheDir, r.log)
 	if lerr != nil {
 		err = lerr
@@ -390,6 +425,7 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		r.log.Debug("No changes detected.")
 		return 0, false, nil
 	}
+	r.setStage("the command " + r.cfg.Command)
 	status = r.runCommand(ctx, paths)
 	if status != 0 {
 		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status))

@@ -238,3 +238,62 @@ func TestIntervalResetsAfterChange(t *testing.T) {
 		}
 	}
 }
+
+// --one-time-timeout bounds a one-time run and names what it waited for.
+func TestOneTimeDeadlineNamesTheStage(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		hold       bool
+		command    string
+	}{
+		{"hung command", "it was waiting for the command sleep 30", false, "sleep 30"},
+		{"lock held", "it was waiting for the lock on", true, "true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.MkdirAll(dir+"/local", 0o755)
+			os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
+			if tc.hold {
+				os.Mkdir(dir+"/cache", 0o700)
+				h, _ := os.Open(dir + "/cache")
+				defer h.Close()
+				syscall.Flock(int(h.Fd()), syscall.LOCK_EX)
+			}
+			var stderr strings.Builder
+			start := time.Now()
+			err := Run(context.Background(), []string{"--config-file", "/dev/null", "--one-time", "--one-time-timeout", "0.5",
+				"-c", tc.command, "--cachedir", dir + "/cache", "--backup-cachedir", dir + "/backup", "--local-path", dir + "/local", "local"},
+				Env{Stdout: io.Discard, Stderr: &stderr})
+			if err == nil || !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("err %v, stderr %q", err, stderr.String())
+			}
+			if time.Since(start) > 15*time.Second {
+				t.Fatal("the deadline did not stop the run")
+			}
+		})
+	}
+}
+
+// A fractional --splay works (the reference's integer randrange died on
+// it) and delays the first pass by less than the splay.
+func TestFractionalSplay(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	var first time.Duration
+	n := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Sleep: func(ctx context.Context, d time.Duration) error {
+		n++
+		if n == 1 {
+			first = d
+			return nil
+		}
+		cancel()
+		return context.Canceled
+	}}
+	Run(ctx, append(daemonArgs(dir), "--splay", "0.5"), env)
+	if n < 2 || first >= 500*time.Millisecond {
+		t.Fatalf("first sleep %v after %d sleeps", first, n)
+	}
+}

@@ -21,6 +21,9 @@ const (
 	// LockHeld: os-refresh-config found its lock taken by another run
 	// (the reference exits with the errno, EAGAIN).
 	LockHeld = 11
+	// TimedOut: os-collect-config --one-time did not finish within
+	// --one-time-timeout (the status timeout(1) uses).
+	TimedOut = 124
 	// Terminated: stopped by SIGTERM or SIGINT (128 + SIGTERM).
 	Terminated = 143
 	// NotBoolean: os-apply-config --boolean-key found no boolean (the
