@@ -32,6 +32,7 @@ import (
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/collectors/ec2"
 	"github.com/tripleo-go/agent/collectors/heatlocal"
 	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/collectors/local"
@@ -88,6 +89,13 @@ var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collect
 	},
 	heatlocal.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
 		return &heatlocal.Collector{Paths: c.HeatLocal.Path, Log: log}
+	},
+	ec2.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+		client, _ := httpclient.New(httpclient.Options{
+			Timeout: seconds(c.EC2.Timeout), MaxBody: int64(c.MaxMetadataBytes), Retries: 2,
+		})
+		return &ec2.Collector{URL: c.EC2.MetadataURL, CachePath: (&cache.Cache{Dir: c.CacheDir}).Path(ec2.Name),
+			Client: client, Log: log, ConfigDrive: ec2.ConfigDrive("/proc/mounts")}
 	},
 	request.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
 		client, _ := httpclient.New(httpclient.Options{ // no CA file: no error

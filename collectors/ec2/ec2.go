@@ -1,0 +1,179 @@
+// Package ec2 is the "ec2" collector: the instance's EC2-style metadata,
+// read once and then kept (it does not change for an instance's life, and
+// re-reading it from every node loads the metadata service): from the
+// cache if it holds a non-empty ec2.json, else from an OpenStack config
+// drive, else by walking the metadata service's tree.
+package ec2
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/httpclient"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Name is the collector's name.
+const Name = "ec2"
+
+// Collector reads EC2 metadata.
+type Collector struct {
+	URL       string // metadata root, without the trailing slash
+	CachePath string // the cache's ec2.json
+	Client    *httpclient.Client
+	Log       *slog.Logger
+	// ConfigDrive reads a config drive's meta-data.json; nil skips it.
+	ConfigDrive func(ctx context.Context) (pyjson.Value, error)
+}
+
+// Collect returns the metadata, preferring what was already cached.
+func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+	if data, err := os.ReadFile(c.CachePath); err == nil {
+		if v, err := pyjson.Loads(data); err != nil {
+			c.Log.Warn(err.Error())
+		} else if truthy(v) {
+			return []merger.Entry{{Name: Name, Content: v}}, nil
+		}
+	}
+	if c.ConfigDrive != nil {
+		if v, err := c.ConfigDrive(ctx); err == nil && truthy(v) {
+			return []merger.Entry{{Name: Name, Content: v}}, nil
+		} else if err != nil {
+			c.Log.Debug("no config drive: " + err.Error())
+		}
+	}
+	v, err := c.fetch(ctx, c.URL+"/", 0)
+	if err != nil {
+		c.Log.Warn(err.Error())
+		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+	}
+	return []merger.Entry{{Name: Name, Content: v}}, nil
+}
+
+// maxDepth bounds the walk: a server that lists itself must not loop.
+const maxDepth = 20
+
+// fetch reads a value; a URL ending in "/" is a listing, one entry a line,
+// "N=name" entries (public-keys) meaning the directory "N/".
+func (c *Collector) fetch(ctx context.Context, url string, depth int) (pyjson.Value, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("metadata tree deeper than %d at %s", maxDepth, httpclient.Redact(url))
+	}
+	resp, err := c.Client.Get(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status >= 400 {
+		return nil, fmt.Errorf("%d Client Error for url: %s", resp.Status, httpclient.Redact(url))
+	}
+	text := string(resp.Body)
+	if !strings.HasSuffix(url, "/") {
+		return text, nil
+	}
+	obj := pyjson.NewObject(0)
+	for _, sub := range strings.Split(text, "\n") {
+		if sub == "" {
+			continue // the reference crashed on an empty line
+		}
+		if i := strings.Index(sub, "="); i >= 0 {
+			sub = sub[:i] + "/"
+		}
+		v, err := c.fetch(ctx, url+sub, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		obj.Set(strings.TrimSuffix(sub, "/"), v)
+	}
+	return obj, nil
+}
+
+func truthy(v pyjson.Value) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case *pyjson.Object:
+		return x.Len() > 0
+	case []pyjson.Value:
+		return len(x) > 0
+	case string:
+		return x != ""
+	}
+	return true
+}
+
+// ConfigDrive finds an OpenStack config drive (label config-2, vfat or
+// iso9660) with blkid, uses its mount point or mounts it read-only on a
+// temporary directory, and reads ec2/latest/meta-data.json. mounts is the
+// mount table (/proc/mounts); each command has a deadline.
+func ConfigDrive(mounts string) func(ctx context.Context) (pyjson.Value, error) {
+	return func(ctx context.Context) (pyjson.Value, error) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "blkid", "-o", "export").Output()
+		if err != nil {
+			return nil, fmt.Errorf("blkid: %w", err)
+		}
+		dev := findConfigDrive(string(out))
+		if dev == "" {
+			return nil, fmt.Errorf("no config drive")
+		}
+		dir := mountPoint(mounts, dev)
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "config-2-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.Remove(tmp)
+			if out, err := exec.CommandContext(ctx, "mount", dev, tmp, "-o", "ro").CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("mount %s: %v: %s", dev, err, out)
+			}
+			defer exec.Command("umount", "-l", tmp).Run() //nolint:errcheck // best effort, as the reference
+			dir = tmp
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "ec2/latest/meta-data.json"))
+		if err != nil {
+			return nil, err
+		}
+		return pyjson.Loads(data)
+	}
+}
+
+// findConfigDrive reads `blkid -o export` (blank-line separated blocks of
+// NAME=value, spaces escaped as "\ ") and returns the first config drive.
+func findConfigDrive(export string) string {
+	for _, block := range strings.Split(export, "\n\n") {
+		attrs := map[string]string{}
+		for _, line := range strings.Split(block, "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				attrs[k] = strings.ReplaceAll(v, `\ `, " ")
+			}
+		}
+		if attrs["LABEL"] == "config-2" && (attrs["TYPE"] == "vfat" || attrs["TYPE"] == "iso9660") {
+			return attrs["DEVNAME"]
+		}
+	}
+	return ""
+}
+
+// mountPoint is where dev is mounted per the mount table, or "".
+func mountPoint(mounts, dev string) string {
+	data, err := os.ReadFile(mounts)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == dev {
+			return strings.ReplaceAll(f[1], `\040`, " ")
+		}
+	}
+	return ""
+}
