@@ -1,24 +1,38 @@
 #!/bin/sh
-# make demo: render the bundled example node into a scratch directory with
-# our os-apply-config, then show what was written.
+# make demo: the whole chain, once, on the bundled example node:
+#   os-collect-config --one-time (local collector over examples/node/metadata)
+#     -> os-refresh-config (examples/node/refresh: configure.d, post-configure.d)
+#       -> os-apply-config (examples/node/templates) into a scratch root
+# then shows what was written. Nothing outside the scratch directory is
+# touched.
 set -eu
-bin=${1:-bin}
+bin=$(cd "${1:-bin}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-out=$(mktemp -d "${TMPDIR:-/tmp}/oac-demo.XXXXXX")
-echo "== os-apply-config -t examples/node/templates -o $out -m examples/node/metadata/*.json"
-"$bin/os-apply-config" -t "$here/node/templates" -o "$out" \
-  -m "$here"/node/metadata/*.json --fallback-metadata
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-demo.XXXXXX")
+mkdir -p "$scratch/local" "$scratch/root"
+cp "$here"/node/metadata/*.json "$scratch/local/"
+
+export DEMO_BIN="$bin" DEMO_TEMPLATES="$here/node/templates" DEMO_ROOT="$scratch/root"
+export OS_REFRESH_CONFIG_BASE_DIR="$here/node/refresh"
+run_chain() {
+  "$bin/os-collect-config" --config-file /dev/null --one-time \
+    --cachedir "$scratch/cache" --backup-cachedir "$scratch/backup" \
+    --local-path "$scratch/local" \
+    -c "$bin/os-refresh-config --lockfile $scratch/orc.lock" local
+}
+
+echo "== os-collect-config --one-time -> os-refresh-config -> os-apply-config"
+run_chain
 echo
-echo "== files written under $out"
-(cd "$out" && find . -type f -printf '%M %u:%g %6s  %p\n' | sort -k4)
-for f in etc/nova/nova.conf; do
-  if [ -f "$out/$f" ]; then
-    echo
-    echo "== $f"
-    cat "$out/$f"
-  fi
-done
+echo "== cache ($scratch/cache)"
+ls -l "$scratch/cache" | tail -n +2
 echo
-echo "== a second run changes nothing (files already match):"
-"$bin/os-apply-config" -t "$here/node/templates" -o "$out" \
-  -m "$here"/node/metadata/*.json --fallback-metadata 2>&1 | grep -E 'files written|success'
+echo "== files written under $scratch/root"
+(cd "$scratch/root" && find . -type f -printf '%M %u:%g %6s  %p\n' | sort -k4)
+echo
+echo "== etc/nova/nova.conf (first lines)"
+head -12 "$scratch/root/etc/nova/nova.conf"
+echo
+echo "== a second pass: nothing changed, so nothing runs"
+run_chain 2>&1 | tail -3
+echo "(no output above: os-collect-config saw no change)"
