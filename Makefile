@@ -32,11 +32,12 @@ unit:
 BENCH_DISK  ?= $(CURDIR)/.bench/disk
 BENCH_TMPFS ?= /dev/shm/oacbench
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/... ./internal/pyjson/ ./refresh/...
+	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/... ./internal/pyjson/ ./refresh/... ./collectors/...
 	$(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_DISK)
 	@if [ -d "$$(dirname $(BENCH_TMPFS))" ]; then \
 	  $(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_TMPFS); fi
 	$(GO) run ./tools/orcbench -ours $(BIN)/os-refresh-config
+	$(GO) run ./tools/occbench -ours $(BIN)/os-collect-config -workdir $(CURDIR)/.bench/occ
 
 demo: build
 	@sh examples/demo.sh $(BIN)

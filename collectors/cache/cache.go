@@ -7,6 +7,7 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pypath"
@@ -25,6 +28,8 @@ const MetaListName = "os_config_files"
 // Cache is a cache directory.
 type Cache struct {
 	Dir string
+	// dirty: written to since the last Sync.
+	dirty bool
 }
 
 // ErrBadName is a key that would not name a file inside the cache.
@@ -58,13 +63,17 @@ func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path str
 	data := []byte(pyjson.DumpsIndent(content, 1))
 	orig := path + ".orig"
 	if _, err := os.Stat(orig); errors.Is(err, fs.ErrNotExist) {
-		if err := writeAtomic(orig, data); err != nil {
+		if err := c.write(orig, data); err != nil {
 			return false, "", err
 		}
 		changed = true
 	}
-	if err := writeAtomic(path, data); err != nil {
-		return false, "", err
+	// An identical file is left alone (the reference rewrote every key on
+	// every pass): no mtime churn, nothing to sync.
+	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, data) {
+		if err := c.write(path, data); err != nil {
+			return false, "", err
+		}
 	}
 	if changed {
 		return true, path, nil
@@ -94,7 +103,7 @@ func (c *Cache) Commit(name string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path+".last", data)
+	return c.write(path+".last", data)
 }
 
 // StoreMetaList writes os_config_files.json: the JSON list of the files of
@@ -108,7 +117,7 @@ func (c *Cache) StoreMetaList(names []string) (string, error) {
 		list[i] = c.Path(n)
 	}
 	dest := c.Path(MetaListName)
-	return dest, writeAtomic(dest, []byte(pyjson.Dumps(list)))
+	return dest, c.write(dest, []byte(pyjson.Dumps(list)))
 }
 
 // Backup replaces dst with a copy of the cache directory (the reference's
@@ -133,11 +142,16 @@ func (c *Cache) ensureDir() error {
 	return nil
 }
 
-// writeAtomic writes data to a 0600 temporary file beside path, syncs it
-// and renames it over path.
+func (c *Cache) write(path string, data []byte) error {
+	c.dirty = true
+	return writeAtomic(path, data)
+}
+
+// writeAtomic writes data to a 0600 temporary file beside path and
+// renames it over path: readers see the old or the new file, never a part.
+// Durability is Sync's, once per pass.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "tmp")
 	if err != nil {
 		return err
 	}
@@ -146,21 +160,28 @@ func writeAtomic(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
+	return os.Rename(tmp.Name(), path)
+}
+
+// Sync makes everything written to the cache so far durable: one syncfs
+// of its filesystem, then the directory itself (cheaper than a sync per
+// file, which costs more than the rest of a pass).
+func (c *Cache) Sync() error {
+	if !c.dirty {
+		return nil
 	}
-	d, err := os.Open(dir)
+	c.dirty = false
+	d, err := os.Open(c.Dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	if err := unix.Syncfs(int(d.Fd())); err != nil {
+		return err
+	}
 	return d.Sync()
 }
 

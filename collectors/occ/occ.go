@@ -429,6 +429,10 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 			r.log.Warn(fmt.Sprintf("Could not copy the cache to %s: %v", r.cfg.BackupCacheDir, err))
 		}
 	}
+	// What the command will read is on disk before it runs.
+	if err := r.cache.Sync(); err != nil {
+		r.log.Warn(fmt.Sprintf("Could not sync the cache: %v", err))
+	}
 	if len(changed) == 0 && !r.cfg.Force {
 		r.log.Debug("No changes detected.")
 		return 0, false, nil
@@ -442,6 +446,11 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 	for _, k := range changed {
 		if err := r.cache.Commit(k); err != nil {
 			return 0, false, exitcode.With(exitcode.Failure, fmt.Errorf("committing %s: %w", k, err))
+		}
+	}
+	if len(changed) > 0 {
+		if err := r.cache.Sync(); err != nil {
+			r.log.Warn(fmt.Sprintf("Could not sync the cache: %v", err))
 		}
 	}
 	return 0, len(changed) > 0, nil

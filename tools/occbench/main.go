@@ -1,0 +1,120 @@
+// Command occbench is what make bench runs for os-collect-config: a
+// one-time cycle with the local collector over about 230 KB of metadata
+// and --force (so the command always runs), timed for the reference and
+// ours side by side (whole process, alternating runs, medians), with peak
+// RSS.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tripleo-go/agent/internal/benchkit"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// The targets.
+const (
+	targetRatio  = 30.0
+	targetRSSMiB = 15.0
+)
+
+func main() {
+	ref := flag.String("ref", "/usr/bin/os-collect-config", "reference os-collect-config")
+	ours := flag.String("ours", "bin/os-collect-config", "our os-collect-config")
+	runs := flag.Int("runs", 7, "timed runs per program")
+	workdir := flag.String("workdir", ".bench/occ", "scratch directory (emptied); not /tmp, which is slow on some VMs")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, *ref, *ours, *runs, *workdir); err != nil {
+		fmt.Fprintln(os.Stderr, "occbench:", err)
+		os.Exit(1)
+	}
+}
+
+// corpus writes 20 service documents of about 11.5 KB each.
+func corpus(dir string) (int, error) {
+	total := 0
+	for s := 0; s < 20; s++ {
+		doc := pyjson.NewObject(0)
+		svc := pyjson.NewObject(0)
+		for k := 0; k < 150; k++ {
+			svc.Set(fmt.Sprintf("option_%03d", k), fmt.Sprintf("value-%d-%d-%s", s, k, strings.Repeat("x", 40)))
+		}
+		hosts := []pyjson.Value{}
+		for h := 0; h < 20; h++ {
+			hosts = append(hosts, fmt.Sprintf("192.0.2.%d", h))
+		}
+		svc.Set("hosts", hosts)
+		doc.Set(fmt.Sprintf("service_%02d", s), svc)
+		data := []byte(pyjson.DumpsIndent(doc, 1))
+		total += len(data)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("svc%02d.json", s)), data, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
+}
+
+func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	os.MkdirAll(filepath.Join(dir, "local"), 0o755)
+	size, err := corpus(filepath.Join(dir, "local"))
+	if err != nil {
+		return err
+	}
+	absOurs, _ := filepath.Abs(ours)
+	var refS, oursS []benchkit.Sample
+	for r := 0; r <= runs; r++ { // round 0 warms the cache dirs up
+		for _, p := range []struct {
+			label, bin string
+			out        *[]benchkit.Sample
+		}{{"ref", ref, &refS}, {"ours", absOurs, &oursS}} {
+			cache := filepath.Join(dir, p.label, "cache")
+			cmd := exec.CommandContext(ctx, p.bin, "--config-file", "/dev/null", "--one-time", "--force",
+				"--cachedir", cache, "--backup-cachedir", cache+".backup", "--local-path", filepath.Join(dir, "local"),
+				"-c", "true", "local")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if p.bin == absOurs {
+				cmd.Args[0] = "os-collect-config"
+			}
+			os.MkdirAll(filepath.Dir(cache), 0o755)
+			s, err := benchkit.Run(cmd)
+			if err != nil {
+				return fmt.Errorf("%s: %v\n%s", p.bin, err, out.String())
+			}
+			if r > 0 {
+				*p.out = append(*p.out, s)
+			}
+		}
+	}
+	rm, om := benchkit.Median(refS), benchkit.Median(oursS)
+	ratio := benchkit.Ratio(rm, om)
+	verdict := func(ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		return "MISS"
+	}
+	fmt.Fprintf(stdout, "os-collect-config one-time cycle: local collector, %d files, %d bytes, --force, command true\n", 20, size)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "runs\tref median ms\tours median ms\tratio\tref peak RSS MiB\tours peak RSS MiB\ttargets\n")
+	fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1fx\t%.1f\t%.1f\tratio >= %.0fx %s, RSS <= %.0f MiB %s\n", runs, rm, om, ratio,
+		benchkit.PeakRSSMiB(refS), benchkit.PeakRSSMiB(oursS), targetRatio, verdict(ratio >= targetRatio),
+		targetRSSMiB, verdict(benchkit.PeakRSSMiB(oursS) <= targetRSSMiB))
+	return tw.Flush()
+}
