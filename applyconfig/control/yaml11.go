@@ -36,28 +36,10 @@ func parseYAML11(data []byte) (pyjson.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !truthy(v) { // the reference reads it as "safe_load(...) or {}"
+	if !pyjson.Truthy(v) { // the reference reads it as "safe_load(...) or {}"
 		return nil, nil
 	}
 	return v, nil
-}
-
-func truthy(v pyjson.Value) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case pyjson.Number:
-		return !x.IsZero()
-	case []pyjson.Value:
-		return len(x) > 0
-	case *pyjson.Object:
-		return x.Len() > 0
-	}
-	return true
 }
 
 const maxYAMLDepth = 100

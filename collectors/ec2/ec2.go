@@ -39,12 +39,12 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	if data, err := os.ReadFile(c.CachePath); err == nil {
 		if v, err := pyjson.Loads(data); err != nil {
 			c.Log.Warn(err.Error())
-		} else if truthy(v) {
+		} else if pyjson.Truthy(v) {
 			return []merger.Entry{{Name: Name, Content: v}}, nil
 		}
 	}
 	if c.ConfigDrive != nil {
-		if v, err := c.ConfigDrive(ctx); err == nil && truthy(v) {
+		if v, err := c.ConfigDrive(ctx); err == nil && pyjson.Truthy(v) {
 			return []merger.Entry{{Name: Name, Content: v}}, nil
 		} else if err != nil {
 			c.Log.Debug("no config drive: " + err.Error())
@@ -93,20 +93,6 @@ func (c *Collector) fetch(ctx context.Context, url string, depth int) (pyjson.Va
 		obj.Set(strings.TrimSuffix(sub, "/"), v)
 	}
 	return obj, nil
-}
-
-func truthy(v pyjson.Value) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case *pyjson.Object:
-		return x.Len() > 0
-	case []pyjson.Value:
-		return len(x) > 0
-	case string:
-		return x != ""
-	}
-	return true
 }
 
 // ConfigDrive finds an OpenStack config drive (label config-2, vfat or

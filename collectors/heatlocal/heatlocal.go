@@ -50,7 +50,7 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 		}
 		merged = update(merged, doc)
 	}
-	if !truthy(merged) {
+	if !pyjson.Truthy(merged) {
 		c.Log.Info(fmt.Sprintf("Local metadata not found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))), "collector", Name)
 		return nil, collectors.ErrNotAvailable
 	}
@@ -62,7 +62,7 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 func update(final, value pyjson.Value) pyjson.Value {
 	fo, ok1 := final.(*pyjson.Object)
 	vo, ok2 := value.(*pyjson.Object)
-	if !truthy(final) || !ok1 || !ok2 {
+	if !pyjson.Truthy(final) || !ok1 || !ok2 {
 		return value
 	}
 	out := pyjson.NewObject(fo.Len() + vo.Len())
@@ -73,22 +73,4 @@ func update(final, value pyjson.Value) pyjson.Value {
 		out.Set(vo.At(i))
 	}
 	return out
-}
-
-func truthy(v pyjson.Value) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case *pyjson.Object:
-		return x.Len() > 0
-	case []pyjson.Value:
-		return len(x) > 0
-	case string:
-		return x != ""
-	case bool:
-		return x
-	case pyjson.Number:
-		return !x.IsZero()
-	}
-	return true
 }

@@ -34,7 +34,7 @@ func TestAgainstReference(t *testing.T) {
 			for _, p := range tc.paths {
 				paths = append(paths, d+"/"+p)
 			}
-			out, err := exec.Command("/usr/bin/python3", append([]string{"testdata/oracle.py", Name}, paths...)...).Output()
+			out, err := exec.Command("/usr/bin/python3", append([]string{"../testdata/collector_oracle.py", Name}, paths...)...).Output()
 			if err != nil {
 				if os.Getenv("REQUIRE_REFERENCE") == "1" {
 					t.Fatalf("oracle: %v", err)

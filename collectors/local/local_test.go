@@ -80,7 +80,7 @@ func TestAgainstReference(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			paths := tc.setup(t.TempDir())
-			want := oracle(t, "testdata/oracle.py", Name, paths...)
+			want := oracle(t, "../testdata/collector_oracle.py", Name, paths...)
 			got := render((&Collector{Paths: paths, Log: quiet()}).Collect(context.Background()))
 			if got != want {
 				t.Fatalf("reference %s\nours      %s", want, got)

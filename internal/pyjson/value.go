@@ -262,3 +262,23 @@ func StringList(ss []string) []Value {
 	}
 	return out
 }
+
+// Truthy is Python's truth value of a decoded JSON value: null, false, 0,
+// 0.0, "", [] and {} are false.
+func Truthy(v Value) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case Number:
+		return !x.IsZero()
+	case []Value:
+		return len(x) > 0
+	case *Object:
+		return x.Len() > 0
+	}
+	return true
+}
