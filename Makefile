@@ -46,6 +46,8 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/tripleo-agent $(DESTDIR)$(PREFIX)/bin/tripleo-agent
 	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(DESTDIR)$(PREFIX)/bin/$$p; done
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -41,6 +41,7 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/systemd"
 )
 
 // Env is what the command gets from its process.
@@ -56,13 +57,15 @@ type Env struct {
 	// Reexec replaces the process with a fresh start of the same command
 	// line, as the reference re-executes itself; tests replace it.
 	Reexec func() error
+	// Notify talks to systemd (nil: not at all).
+	Notify *systemd.Notifier
 }
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec}
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec, Notify: systemd.New()}
 }
 
 // reexec starts this program again with the same arguments and
@@ -257,7 +260,12 @@ func (r *runner) loop(ctx context.Context) error {
 	maxWait := seconds(r.cfg.PollingInterval)
 	wait := minWait
 	var wake <-chan struct{}
-	if !r.cfg.OneTime && !r.cfg.PrintOnly && r.cfg.Command != "" {
+	daemonMode := !r.cfg.OneTime && !r.cfg.PrintOnly && r.cfg.Command != ""
+	if daemonMode {
+		defer r.env.Notify.Stopping()
+	}
+	ready := false
+	if daemonMode {
 		if w := watchSources(ctx, r.cfg.Collectors, r.cfg.Local.Path, r.cfg.HeatLocal.Path, r.log); w != nil {
 			defer w.stop()
 			wake = w.wake
@@ -273,6 +281,13 @@ func (r *runner) loop(ctx context.Context) error {
 				return exitcode.With(status, fmt.Errorf("command exited %d", status))
 			}
 			return nil
+		}
+		line := fmt.Sprintf("last pass %s: command exit %d", time.Now().Format(time.RFC3339), status)
+		if !ready {
+			r.env.Notify.Ready(line)
+			ready = true
+		} else {
+			r.env.Notify.Status(line)
 		}
 		// Unlike the reference (after a command only), every pass checks
 		// whether the configuration changed.
@@ -315,7 +330,19 @@ func (r *runner) sleep(ctx context.Context, d time.Duration, wake <-chan struct{
 			why <- ""
 		}
 	}()
-	err = r.env.Sleep(sctx, d)
+	// Sleep in slices no longer than the watchdog interval, pinging
+	// between them from this loop.
+	for left := d; ; {
+		slice := left
+		if w := r.env.Notify.WatchdogInterval(); w > 0 && slice > w {
+			slice = w
+		}
+		r.env.Notify.Ping()
+		if err = r.env.Sleep(sctx, slice); err != nil || slice >= left {
+			break
+		}
+		left -= slice
+	}
 	close(stop)
 	switch <-why {
 	case "hup":
@@ -504,18 +531,13 @@ func (r *runner) runCommand(ctx context.Context, paths []string) int {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		// Stopping: the command gets SIGTERM, then SIGKILL after a grace.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case err = <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			err = <-done
-		}
+	var tick <-chan time.Time
+	if w := r.env.Notify.WatchdogInterval(); w > 0 {
+		t := time.NewTicker(w / 2)
+		defer t.Stop()
+		tick = t.C
 	}
+	err = r.waitCommand(ctx, cmd, done, tick)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -524,6 +546,28 @@ func (r *runner) runCommand(ctx context.Context, paths []string) int {
 		return ee.ExitCode()
 	}
 	return 0
+}
+
+// waitCommand waits for the command, feeding the watchdog meanwhile; when
+// ctx ends the command gets SIGTERM, then SIGKILL after a grace period.
+func (r *runner) waitCommand(ctx context.Context, cmd *exec.Cmd, done <-chan error, tick <-chan time.Time) error {
+	for {
+		select {
+		case <-tick:
+			r.env.Notify.Ping()
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(10 * time.Second):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				return <-done
+			}
+		}
+	}
 }
 
 func withoutVar(env []string, name string) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/systemd"
 )
 
 // fake is a collector whose answer the test sets.
@@ -295,5 +297,51 @@ func TestFractionalSplay(t *testing.T) {
 	Run(ctx, append(daemonArgs(dir), "--splay", "0.5"), env)
 	if n < 2 || first >= 500*time.Millisecond {
 		t.Fatalf("first sleep %v after %d sleeps", first, n)
+	}
+}
+
+// Under systemd the daemon says READY after its first cycle, STATUS after
+// later ones, feeds the watchdog from its loop, and says STOPPING at exit.
+func TestDaemonNotifiesSystemd(t *testing.T) {
+	sock := t.TempDir() + "/notify.sock"
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	t.Setenv("WATCHDOG_USEC", "1000000") // pings due every 0.5 s
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sleeps := 0
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Notify: systemd.New(),
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			sleeps++
+			if d > 500*time.Millisecond {
+				t.Errorf("slept %v in one go with a 0.5 s watchdog", d)
+			}
+			if sleeps == 4 {
+				cancel()
+				return context.Canceled
+			}
+			time.Sleep(300 * time.Millisecond) // let ping intervals pass
+			return nil
+		}}
+	Run(ctx, daemonArgs(dir), env)
+	var got []string
+	buf := make([]byte, 4096)
+	for {
+		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		n, err := conn.Read(buf)
+		if err != nil {
+			break
+		}
+		got = append(got, string(buf[:n]))
+	}
+	all := strings.Join(got, "|")
+	if !strings.HasPrefix(all, "READY=1\nSTATUS=last pass") || !strings.Contains(all, "WATCHDOG=1") || !strings.HasSuffix(all, "STOPPING=1") {
+		t.Fatalf("notifications %q", all)
 	}
 }
