@@ -89,6 +89,13 @@ func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path str
 	return !pyjson.Equal(then, content), path, nil
 }
 
+// Committed reports whether a command ever ran successfully with name
+// (it has a .last file).
+func (c *Cache) Committed(name string) bool {
+	_, err := os.Stat(c.Path(name) + ".last")
+	return err == nil
+}
+
 // Commit records name's current content as the last one a command ran
 // with successfully.
 func (c *Cache) Commit(name string) error {

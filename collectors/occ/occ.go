@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -354,15 +355,17 @@ func (r *runner) sleep(ctx context.Context, d time.Duration, wake <-chan struct{
 }
 
 // collected is one pass's entries; kept are the names of keys reused from
-// an earlier pass because their collector was unavailable.
+// an earlier pass because their collector was unavailable; from names the
+// collector of each key.
 type collected struct {
 	entries []merger.Entry
 	kept    map[string]bool
+	from    map[string]string
 }
 
 // collect runs every collector in order and returns their entries.
 func (r *runner) collect(ctx context.Context) collected {
-	out := collected{kept: map[string]bool{}}
+	out := collected{kept: map[string]bool{}, from: map[string]string{}}
 	for _, name := range r.cfg.Collectors {
 		log := r.log.With("collector", name)
 		r.setStage("collector " + name)
@@ -397,6 +400,7 @@ func (r *runner) collect(ctx context.Context) collected {
 		keys := make([]string, 0, len(entries))
 		for _, e := range entries {
 			keys = append(keys, e.Name)
+			out.from[e.Name] = name
 		}
 		r.lastKeys[name] = keys
 		out.entries = append(out.entries, entries...)
@@ -435,6 +439,7 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 			}
 			continue
 		}
+		committed := r.cache.Committed(e.Name)
 		ch, path, err := r.cache.Store(e.Name, e.Content)
 		if errors.Is(err, cache.ErrBadName) {
 			r.log.Error(fmt.Sprintf("Refusing metadata key: %v", err))
@@ -446,6 +451,12 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		paths, keys = append(paths, path), append(keys, e.Name)
 		if ch {
 			changed = append(changed, e.Name)
+			change := "new"
+			if committed {
+				change = "modified"
+			}
+			r.log.Log(ctx, logging.LevelEvent, fmt.Sprintf("Metadata key %s changed (%s).", e.Name, change),
+				"collector", got.from[e.Name], "key", e.Name, "change", change)
 		}
 	}
 	if len(changed) > 0 {
@@ -465,9 +476,13 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		return 0, false, nil
 	}
 	r.setStage("the command " + r.cfg.Command)
+	started := time.Now()
 	status = r.runCommand(ctx, paths)
+	took := []any{"command", r.cfg.Command, "command_exit", status,
+		"command_seconds", strconv.FormatFloat(time.Since(started).Seconds(), 'f', 3, 64)}
+	r.log.Log(ctx, logging.LevelEvent, fmt.Sprintf("Command exited with status %d.", status), took...)
 	if status != 0 {
-		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status))
+		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status), took...)
 		return status, len(changed) > 0, nil
 	}
 	for _, k := range changed {

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/systemd"
 )
@@ -343,5 +346,72 @@ func TestDaemonNotifiesSystemd(t *testing.T) {
 	all := strings.Join(got, "|")
 	if !strings.HasPrefix(all, "READY=1\nSTATUS=last pass") || !strings.Contains(all, "WATCHDOG=1") || !strings.HasSuffix(all, "STOPPING=1") {
 		t.Fatalf("notifications %q", all)
+	}
+}
+
+// records keeps what a logger was given.
+type records struct {
+	mu  sync.Mutex
+	got []slog.Record
+}
+
+func (h *records) Enabled(context.Context, slog.Level) bool { return true }
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = append(h.got, r)
+	return nil
+}
+func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *records) WithGroup(string) slog.Handler      { return h }
+
+// events are the journal-only records, each as "msg k=v k=v" with the
+// command's duration left out.
+func (h *records) events() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.got {
+		if r.Level != logging.LevelEvent {
+			continue
+		}
+		line := r.Message
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "command_seconds" {
+				if _, err := strconv.ParseFloat(a.Value.String(), 64); err != nil {
+					line += " bad-seconds=" + a.Value.String()
+				}
+				return true
+			}
+			line += " " + a.Key + "=" + a.Value.String()
+			return true
+		})
+		out = append(out, line)
+	}
+	return out
+}
+
+// Under journald every pass tells which collector's key changed and how,
+// and how the command ended (duration and exit status), as fields.
+func TestPassEvents(t *testing.T) {
+	a := &fake{entries: []merger.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
+	b := &fake{entries: []merger.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, _ := newRunner(t, map[string]*fake{"heat_local": a, "local": b}, "heat_local", "local")
+	h := &records{}
+	r.log = slog.New(h)
+	first := r.cfg.Command
+	r.pass(context.Background())
+	b.entries = []merger.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
+	r.cfg.Command = "exit 3"
+	r.pass(context.Background())
+	want := []string{
+		"Metadata key a changed (new). collector=heat_local key=a change=new",
+		"Metadata key b changed (new). collector=local key=b change=new",
+		"Command exited with status 0. command=" + first + " command_exit=0",
+		"Metadata key b changed (modified). collector=local key=b change=modified",
+		"Command exited with status 3. command=exit 3 command_exit=3",
+	}
+	if got := h.events(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

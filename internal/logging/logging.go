@@ -60,6 +60,12 @@ func DatePrefix(name string) func(time.Time, slog.Level) string {
 // LevelCritical is Python's CRITICAL level.
 const LevelCritical = slog.Level(12)
 
+// LevelEvent marks journal-only records: structured events for operators
+// (a key changed, a command ended) that have no line in the reference's
+// text log, whose bytes operators' scrapers rely on. Text handlers drop
+// them; the journal keeps them at priority info whatever the threshold.
+const LevelEvent = slog.LevelInfo + 1
+
 // New returns a logger writing to stderr: to journald when stderr is the
 // journal stream, else as text in the reference's format.
 func New(stderr io.Writer, opts Options) *slog.Logger {
@@ -113,7 +119,7 @@ func newTextHandler(w io.Writer, opts Options) *textHandler {
 }
 
 func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool {
-	return l >= h.opts.Level.Level()
+	return l != LevelEvent && l >= h.opts.Level.Level()
 }
 
 // LevelName uses Python logging's names.
@@ -185,7 +191,7 @@ type journalHandler struct {
 }
 
 func (h *journalHandler) Enabled(_ context.Context, l slog.Level) bool {
-	return l >= h.opts.Level.Level()
+	return l == LevelEvent || l >= h.opts.Level.Level()
 }
 
 func priority(l slog.Level) journal.Priority {
@@ -228,7 +234,11 @@ func (h *journalHandler) Handle(ctx context.Context, r slog.Record) error {
 		add(a)
 	}
 	r.Attrs(add)
-	if err := journalSend(r.Message, priority(r.Level), vars); err != nil {
+	err := journalSend(r.Message, priority(r.Level), vars)
+	if r.Level == LevelEvent {
+		return err // never text, not even in the --log-file copy
+	}
+	if err != nil {
 		return h.fallback.Handle(ctx, r)
 	}
 	if len(h.fallback.out) > 1 { // keep the --log-file copy

@@ -2,6 +2,7 @@ package logging
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -51,5 +52,31 @@ func TestJournalFields(t *testing.T) {
 	if msg != "10-a completed" || pri != journal.PriErr || got["PHASE"] != "configure" || got["SCRIPT"] != "10-a" ||
 		got["SECONDS"] != "0.012" || got["SYSLOG_IDENTIFIER"] != "dib-run-parts" {
 		t.Fatalf("sent %q %v %v", msg, pri, got)
+	}
+}
+
+// Events are journal-only: the text log keeps the reference's lines
+// (and the --log-file copy too), the journal gets them at priority info
+// even when the threshold is above info.
+func TestEventsAreJournalOnly(t *testing.T) {
+	var sent []string
+	var pri journal.Priority
+	journalSend = func(m string, p journal.Priority, vars map[string]string) error {
+		sent, pri = append(sent, m+" key="+vars["KEY"]), p
+		return nil
+	}
+	t.Cleanup(func() { journalSend = journal.Send })
+	var text, extra bytes.Buffer
+	opts := Options{Identifier: "os-collect-config", Level: slog.LevelDebug, Now: fixed, Extra: &extra}
+	slog.New(newTextHandler(&text, opts)).Log(context.Background(), LevelEvent, "Metadata changed", "key", "a")
+	if text.Len() != 0 || extra.Len() != 0 {
+		t.Fatalf("an event reached the text log: %q %q", text.String(), extra.String())
+	}
+	opts.Level = slog.LevelWarn
+	h := &journalHandler{opts: opts, fallback: newTextHandler(&text, opts)}
+	slog.New(h).Log(context.Background(), LevelEvent, "Metadata changed", "key", "a")
+	slog.New(h).Info("not at info")
+	if len(sent) != 1 || sent[0] != "Metadata changed key=a" || pri != journal.PriInfo || text.Len() != 0 || extra.Len() != 0 {
+		t.Fatalf("journal got %q at %v; text %q, log file %q", sent, pri, text.String(), extra.String())
 	}
 }
