@@ -1,0 +1,128 @@
+package httpclient
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func get(t *testing.T, o Options, url string) (*Response, error) {
+	t.Helper()
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.Get(ctx, url, nil)
+}
+
+func TestTLSVerification(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("{}")) }))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
+	notPEM := filepath.Join(t.TempDir(), "ca.txt")
+	os.WriteFile(notPEM, []byte("not a certificate"), 0o644)
+
+	if _, err := get(t, Options{}, srv.URL); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("unknown CA: got %v, want a certificate error", err)
+	}
+	if r, err := get(t, Options{CAFile: ca}, srv.URL); err != nil || string(r.Body) != "{}" {
+		t.Errorf("with the CA file: %v", err)
+	}
+	if _, err := get(t, Options{Insecure: true}, srv.URL); err != nil {
+		t.Errorf("insecure: %v", err)
+	}
+	if _, err := New(Options{CAFile: notPEM}); err == nil || !strings.Contains(err.Error(), notPEM) {
+		t.Errorf("a CA file without PEM: %v, want an error naming it", err)
+	}
+	if _, err := New(Options{CAFile: filepath.Join(t.TempDir(), "missing")}); err == nil {
+		t.Error("a missing CA file was accepted")
+	}
+}
+
+func TestRetriesServerErrorsThenGivesTheLastAnswer(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1) <= 2 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	if r, err := get(t, Options{Retries: 2}, srv.URL); err != nil || r.Status != 200 || n.Load() != 3 {
+		t.Fatalf("got %v %v after %d requests", r, err, n.Load())
+	}
+	n.Store(-10)
+	if r, err := get(t, Options{Retries: 1}, srv.URL); err != nil || r.Status != http.StatusBadGateway {
+		t.Fatalf("after the last retry: %v %v, want the 502 itself", r, err)
+	}
+}
+
+// A server that accepts and never answers costs one timeout per attempt,
+// not forever.
+func TestHangingServerTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	_, err := get(t, Options{Timeout: 100 * time.Millisecond}, srv.URL+"/x?Signature=s3cr3t")
+	if err == nil {
+		t.Fatal("no error from a server that never answers")
+	}
+	if strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), srv.URL+"/x") {
+		t.Fatalf("error %q: want the URL without its query", err)
+	}
+}
+
+func TestBodyCap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(strings.Repeat("x", 1001)))
+	}))
+	defer srv.Close()
+	if _, err := get(t, Options{MaxBody: 1000}, srv.URL); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("1001 bytes under a 1000-byte cap: %v", err)
+	}
+	if r, err := get(t, Options{MaxBody: 1001}, srv.URL); err != nil || len(r.Body) != 1001 {
+		t.Fatalf("at the cap: %v", err)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:p@h:1/a/b?temp_url_sig=x&temp_url_expires=1#f": "http://h:1/a/b",
+		"http://h/v1/AUTH_x/c/o":                                 "http://h/v1/AUTH_x/c/o",
+		"http://[::1":                                            "(unparseable URL)",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBackoffIsCappedAndJittered(t *testing.T) {
+	lo, hi := 200*time.Millisecond, 2*time.Second
+	seen := map[time.Duration]bool{}
+	for attempt := 0; attempt < 10; attempt++ {
+		for i := 0; i < 20; i++ {
+			d := jitteredBackoff(lo, hi, attempt, nil)
+			if d < lo/2 || d > hi {
+				t.Fatalf("attempt %d: %v outside [%v, %v]", attempt, d, lo/2, hi)
+			}
+			seen[d] = true
+		}
+	}
+	if len(seen) < 10 {
+		t.Fatalf("only %d distinct waits: no jitter", len(seen))
+	}
+}
