@@ -202,6 +202,7 @@ func BuildAgent(programs ...string) (dir string, err error) {
 	}
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "tripleo-agent"), "github.com/tripleo-go/agent/cmd/tripleo-agent")
 	build.Stderr = os.Stderr
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build
 	if err := build.Run(); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("building the agent: %w", err)

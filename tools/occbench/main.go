@@ -2,7 +2,8 @@
 // one-time cycle with the local collector over about 230 KB of metadata
 // and --force (so the command always runs), timed for the reference and
 // ours side by side (whole process, alternating runs, medians), with peak
-// RSS.
+// RSS; then the daemon: its RSS over idle polling and its change->command
+// latency.
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/tripleo-go/agent/internal/benchkit"
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -32,8 +34,10 @@ func main() {
 	ours := flag.String("ours", "bin/os-collect-config", "our os-collect-config")
 	runs := flag.Int("runs", 7, "timed runs per program")
 	workdir := flag.String("workdir", ".bench/occ", "scratch directory (emptied); not /tmp, which is slow on some VMs")
+	idle := flag.Duration("idle", 2*time.Minute, "how long the daemons poll idle for the RSS figures (0: skip)")
+	changes := flag.Int("latency", 10, "changes timed for our change->command latency (0: skip); the reference gets 3")
 	flag.Parse()
-	if err := run(context.Background(), os.Stdout, *ref, *ours, *runs, *workdir); err != nil {
+	if err := run(context.Background(), os.Stdout, *ref, *ours, *runs, *workdir, *idle, *changes); err != nil {
 		fmt.Fprintln(os.Stderr, "occbench:", err)
 		os.Exit(1)
 	}
@@ -63,7 +67,7 @@ func corpus(dir string) (int, error) {
 	return total, nil
 }
 
-func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir string) error {
+func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir string, idle time.Duration, changes int) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -104,17 +108,22 @@ func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir 
 	}
 	rm, om := benchkit.Median(refS), benchkit.Median(oursS)
 	ratio := benchkit.Ratio(rm, om)
-	verdict := func(ok bool) string {
-		if ok {
-			return "PASS"
-		}
-		return "MISS"
-	}
 	fmt.Fprintf(stdout, "os-collect-config one-time cycle: local collector, %d files, %d bytes, --force, command true\n", 20, size)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "runs\tref median ms\tours median ms\tratio\tref peak RSS MiB\tours peak RSS MiB\ttargets\n")
 	fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1fx\t%.1f\t%.1f\tratio >= %.0fx %s, RSS <= %.0f MiB %s\n", runs, rm, om, ratio,
 		benchkit.PeakRSSMiB(refS), benchkit.PeakRSSMiB(oursS), targetRatio, verdict(ratio >= targetRatio),
 		targetRSSMiB, verdict(benchkit.PeakRSSMiB(oursS) <= targetRSSMiB))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if idle > 0 {
+		if err := idleRSS(ctx, stdout, ref, absOurs, dir, idle); err != nil {
+			return err
+		}
+	}
+	if changes > 0 {
+		return latency(ctx, stdout, ref, absOurs, dir, changes, 3)
+	}
+	return nil
 }
