@@ -51,6 +51,7 @@ type Config struct {
 	Splay              float64
 	MaxMetadataBytes   int
 	OneTimeTimeout     float64
+	CommandTimeout     float64
 
 	EC2 struct {
 		MetadataURL string
@@ -269,7 +270,11 @@ func Parse(args []string, env Env) (*Config, error) {
 				return nil, &Error{Option: o.label(), Value: shown, Source: source, Reason: err.Error()}
 			}
 		}
-		if err := set(o.field(c), vals); err != nil {
+		err := set(o.field(c), vals)
+		if err == nil && o.nonNegative && negative(o.field(c)) {
+			err = errors.New("must not be negative")
+		}
+		if err != nil {
 			shown := strings.Join(vals, ",")
 			if o.secret {
 				shown = "***"
@@ -546,6 +551,16 @@ func set(ptr any, vals []string) error {
 		return fmt.Errorf("unsupported option type %T", ptr)
 	}
 	return nil
+}
+
+func negative(ptr any) bool {
+	switch p := ptr.(type) {
+	case *float64:
+		return *p < 0
+	case *int:
+		return *p < 0
+	}
+	return false
 }
 
 // Values returns every option's value by "GROUP.dest" key, as the

@@ -199,6 +199,9 @@ func TestErrorsNameTheOption(t *testing.T) {
 	if _, err := Parse([]string{"--config-file", dir + "/b.conf"}, Env{}); err == nil || !strings.Contains(err.Error(), "zaqar.use-websockets") {
 		t.Fatalf("error %v", err)
 	}
+	if _, err := Parse([]string{"--command-timeout", "-1"}, Env{}); !errors.As(err, &ce) || ce.Option != "command-timeout" || ce.Reason != "must not be negative" {
+		t.Fatalf("a negative deadline: %v", err)
+	}
 	os.WriteFile(dir+"/c.conf", []byte("no section = here\n"), 0o644)
 	if _, err := Parse([]string{"--config-file", dir + "/c.conf"}, Env{}); err == nil || !strings.Contains(err.Error(), dir+"/c.conf:1") {
 		t.Fatalf("error %v", err)

@@ -21,6 +21,9 @@ type option struct {
 	secret                   bool
 	aliases                  []string // deprecated names, accepted in files and flags
 	positional               bool
+	// nonNegative refuses values below zero (our new options; the
+	// reference's own take what oslo.config takes).
+	nonNegative bool
 	// field points into Config; nil for options that are accepted and
 	// ignored.
 	field func(c *Config) any
@@ -47,10 +50,14 @@ var options = []option{
 	{name: "splay", kind: float, def: []string{"0"}, field: func(c *Config) any { return &c.Splay }},
 	// Ours, not the reference's: the largest metadata document read from
 	// a server, in bytes (64 MiB).
-	{name: "max-metadata-bytes", kind: integer, def: []string{"67108864"}, field: func(c *Config) any { return &c.MaxMetadataBytes }},
+	{name: "max-metadata-bytes", kind: integer, nonNegative: true, def: []string{"67108864"}, field: func(c *Config) any { return &c.MaxMetadataBytes }},
 	// Ours: with --one-time, give up after this many seconds (0: never),
 	// naming what the run was waiting for.
-	{name: "one-time-timeout", kind: float, def: []string{"0"}, field: func(c *Config) any { return &c.OneTimeTimeout }},
+	{name: "one-time-timeout", kind: float, nonNegative: true, def: []string{"0"}, field: func(c *Config) any { return &c.OneTimeTimeout }},
+	// Ours: the command's deadline in seconds (0: none). Four hours is
+	// TripleO's default overcloud stack timeout: past it Heat has given
+	// up on the deployment the command is applying.
+	{name: "command-timeout", kind: float, nonNegative: true, def: []string{"14400"}, field: func(c *Config) any { return &c.CommandTimeout }},
 
 	// oslo.log's command-line options: accepted, without effect, as in the
 	// reference (spec §1.10).

@@ -203,6 +203,8 @@ type runner struct {
 	args       []string
 	// stage says what the run is doing, for the --one-time deadline.
 	stage atomic.Value
+	// killGrace replaces the 10 s between SIGTERM and SIGKILL (tests).
+	killGrace time.Duration
 }
 
 func (r *runner) setStage(s string) { r.stage.Store(s) }
@@ -558,7 +560,17 @@ func (r *runner) runCommand(ctx context.Context, paths []string) int {
 		defer t.Stop()
 		tick = t.C
 	}
-	err = r.waitCommand(ctx, cmd, done, tick)
+	cctx := ctx
+	if d := seconds(r.cfg.CommandTimeout); d > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	err = r.waitCommand(cctx, cmd, done, tick)
+	if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		r.log.Error(fmt.Sprintf("Command '%s' did not finish within %s (command-timeout); it was stopped.", r.cfg.Command, seconds(r.cfg.CommandTimeout)))
+		return exitcode.TimedOut
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -567,6 +579,14 @@ func (r *runner) runCommand(ctx context.Context, paths []string) int {
 		return ee.ExitCode()
 	}
 	return 0
+}
+
+// grace is how long a command has between SIGTERM and SIGKILL.
+func (r *runner) grace() time.Duration {
+	if r.killGrace > 0 {
+		return r.killGrace
+	}
+	return 10 * time.Second
 }
 
 // waitCommand waits for the command, feeding the watchdog meanwhile; when
@@ -583,7 +603,7 @@ func (r *runner) waitCommand(ctx context.Context, cmd *exec.Cmd, done <-chan err
 			select {
 			case err := <-done:
 				return err
-			case <-time.After(10 * time.Second):
+			case <-time.After(r.grace()):
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 				return <-done
 			}

@@ -415,3 +415,34 @@ func TestPassEvents(t *testing.T) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Every command has a deadline (command-timeout): past it the command's
+// process group gets SIGTERM, then SIGKILL, the pass fails with 124 and
+// nothing is committed, so the next pass runs it again.
+func TestCommandDeadline(t *testing.T) {
+	a := &fake{entries: []merger.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
+	r, dir := newRunner(t, map[string]*fake{"local": a}, "local")
+	r.cfg.Command = `echo started >> ` + dir + `/calls; trap "" TERM; sleep 30`
+	r.cfg.CommandTimeout = 0.3
+	r.killGrace = 200 * time.Millisecond
+	h := &records{}
+	r.log = slog.New(h)
+	start := time.Now()
+	st, _, err := r.pass(context.Background())
+	if err != nil || st != 124 {
+		t.Fatalf("status %d, %v; want 124", st, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the pass took %v: the command was not killed", took)
+	}
+	if r.cache.Committed("a") {
+		t.Fatal("a timed-out command committed the key")
+	}
+	var msgs []string
+	for _, rec := range h.got {
+		msgs = append(msgs, rec.Message)
+	}
+	if !strings.Contains(strings.Join(msgs, "\n"), "did not finish within 300ms (command-timeout)") {
+		t.Fatalf("no line names the deadline:\n%s", strings.Join(msgs, "\n"))
+	}
+}
