@@ -149,7 +149,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	r := &runner{cfg: cfg, env: env, log: log, cache: &cache.Cache{Dir: cfg.CacheDir},
 		factories: factories, lastKeys: map[string][]string{},
-		configHash: configHash(args, env), args: args}
+		args: args}
+	r.configHash, _ = configHash(args, env) // parsed above already
 	if cfg.OneTime && cfg.OneTimeTimeout > 0 {
 		return r.oneTimeWithDeadline(ctx, seconds(cfg.OneTimeTimeout))
 	}
@@ -203,6 +204,8 @@ type runner struct {
 	args       []string
 	// stage says what the run is doing, for the --one-time deadline.
 	stage atomic.Value
+	// badConfig is the last invalid-configuration error logged.
+	badConfig string
 	// killGrace replaces the 10 s between SIGTERM and SIGKILL (tests).
 	killGrace time.Duration
 }
@@ -224,13 +227,46 @@ func (r *runner) oneTimeWithDeadline(ctx context.Context, d time.Duration) error
 	return err
 }
 
+// configChanged reports a valid configuration that differs from the
+// one the process started with. An invalid one is logged (once per
+// distinct error) and ignored: restarting into it would stop the daemon,
+// and with it the node's configuration, until someone fixes the file.
+func (r *runner) configChanged() bool {
+	h, err := configHash(r.args, r.env)
+	if r.noteInvalid(err) {
+		return false
+	}
+	return h != r.configHash
+}
+
+// configValid is configChanged's check alone, for SIGHUP.
+func (r *runner) configValid() bool {
+	_, err := configHash(r.args, r.env)
+	return !r.noteInvalid(err)
+}
+
+func (r *runner) noteInvalid(err error) bool {
+	if err == nil {
+		r.badConfig = ""
+		return false
+	}
+	if err.Error() != r.badConfig {
+		r.log.Error(fmt.Sprintf("The configuration is invalid; still running with the one read at start: %v", err))
+		r.badConfig = err.Error()
+	}
+	return true
+}
+
 // configHash covers which files the configuration comes from and what
 // they hold, so an edited file, or one added to or removed from the
 // .conf.d directory, is a change.
-func configHash(args []string, env Env) string {
+func configHash(args []string, env Env) (string, error) {
 	cfg, err := config.Parse(args, config.Env{LookupEnv: env.lookup, Root: env.Root})
+	if err == nil {
+		err = cfg.CheckCollectors()
+	}
 	if err != nil {
-		return "unreadable: " + err.Error()
+		return "", err
 	}
 	h := sha256.New()
 	for _, f := range cfg.ConfigFiles {
@@ -240,7 +276,7 @@ func configHash(args []string, env Env) string {
 		}
 		h.Write([]byte{0})
 	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
 }
 
 // reload re-executes the program, as the reference does on SIGHUP or when
@@ -300,7 +336,7 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		// Unlike the reference (after a command only), every pass checks
 		// whether the configuration changed.
-		if h := configHash(r.args, r.env); h != r.configHash {
+		if r.configChanged() {
 			return r.reload("Configuration changed")
 		}
 		// After a change, poll soon again (the reference's help text
@@ -310,7 +346,7 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		r.log.Info(fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds()))
 		hup, serr := r.sleep(ctx, wait, wake)
-		if hup {
+		if hup && r.configValid() {
 			return r.reload("SIGHUP received")
 		}
 		if serr != nil {

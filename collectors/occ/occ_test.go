@@ -446,3 +446,46 @@ func TestCommandDeadline(t *testing.T) {
 		t.Fatalf("no line names the deadline:\n%s", strings.Join(msgs, "\n"))
 	}
 }
+
+// A configuration file that turns invalid (a bad value, an unknown
+// collector) is reported once and ignored, SIGHUP included: the daemon
+// keeps running with what it read at start, and restarts once the file
+// is valid again.
+func TestInvalidConfigKeepsTheDaemonRunning(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/occ.conf"
+	os.MkdirAll(dir+"/local", 0o755)
+	good := "[DEFAULT]\ncommand = true\ncachedir = " + dir + "/cache\nbackup_cachedir = " + dir + "/backup\ncollectors = local\n[local]\npath = " + dir + "/local\n"
+	os.WriteFile(conf, []byte(good), 0o644)
+	hup := make(chan os.Signal, 1)
+	var stderr strings.Builder
+	restarted, sleeps := false, 0
+	env := Env{Stdout: io.Discard, Stderr: &stderr, Hangup: hup,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			sleeps++
+			switch sleeps {
+			case 1:
+				os.WriteFile(conf, []byte("[DEFAULT]\npolling_interval = soon\n"+good), 0o644)
+			case 3:
+				os.WriteFile(conf, []byte(strings.Replace(good, "collectors = local", "collectors = local,bogus", 1)), 0o644)
+			case 4:
+				hup <- syscall.SIGHUP
+				<-ctx.Done()
+				return ctx.Err()
+			case 5:
+				os.WriteFile(conf, []byte("[DEFAULT]\npolling_interval = 5\n"+good), 0o644)
+			}
+			return nil
+		},
+		Reexec: func() error { restarted = true; return nil },
+	}
+	err := Run(context.Background(), []string{"--config-file", conf}, env)
+	if err != nil || !restarted || sleeps != 5 {
+		t.Fatalf("err %v, restarted %v after %d sleeps\n%s", err, restarted, sleeps, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `invalid value "soon" for option polling-interval (from `+conf) ||
+		!strings.Contains(lines[1], "Unknown collectors ['local,bogus']") || !strings.Contains(lines[2], "Configuration changed; restarting") {
+		t.Fatalf("stderr:\n%s", stderr.String())
+	}
+}
