@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -487,5 +489,49 @@ func TestInvalidConfigKeepsTheDaemonRunning(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], `invalid value "soon" for option polling-interval (from `+conf) ||
 		!strings.Contains(lines[1], "Unknown collectors ['local,bogus']") || !strings.Contains(lines[2], "Configuration changed; restarting") {
 		t.Fatalf("stderr:\n%s", stderr.String())
+	}
+}
+
+// No secret reaches a log line at any level: passwords and keys from the
+// configuration, and the signature of a temporary URL, through a run with
+// --debug where the server fails.
+func TestSecretsNeverLogged(t *testing.T) {
+	dir := t.TempDir()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no "+r.URL.RawQuery, http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	conf := dir + "/occ.conf"
+	os.WriteFile(conf, []byte("[DEFAULT]\ncommand = true\ncachedir = "+dir+"/cache\nbackup_cachedir = "+dir+"/backup\n"+
+		"[cfn]\naccess_key_id = AKIDPUBLIC\nsecret_access_key = S3CRET-cfn\nmetadata_url = http://127.0.0.1:1/v1/\n"+
+		"[heat]\npassword = S3CRET-heat\nuser_id = u\nproject_id = p\nauth_url = http://127.0.0.1:1/v3\n"+
+		"[zaqar]\npassword = S3CRET-zaqar\n"+
+		"[request]\nmetadata_url = "+srv.URL+"/m?temp_url_sig=S3CRET-sig&temp_url_expires=1\ntimeout = 2\n"), 0o644)
+	var stderr strings.Builder
+	Run(context.Background(), []string{"--config-file", conf, "--debug", "--one-time", "cfn", "heat", "zaqar", "request"},
+		Env{Stdout: io.Discard, Stderr: &stderr})
+	if !strings.Contains(stderr.String(), "Source [request] Unavailable.") {
+		t.Fatalf("the run did not try the request collector:\n%s", stderr.String())
+	}
+	if strings.Contains(stderr.String(), "S3CRET") {
+		t.Fatalf("a secret in the log:\n%s", stderr.String())
+	}
+	// The attributes, which become journal fields, too.
+	cfg, err := config.Parse([]string{"--config-file", conf, "--one-time", "cfn", "heat", "zaqar", "request"}, config.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &records{}
+	r := &runner{cfg: cfg, env: Env{Stdout: io.Discard, Stderr: io.Discard}, log: slog.New(h),
+		cache: &cache.Cache{Dir: cfg.CacheDir}, factories: factories, lastKeys: map[string][]string{}}
+	r.pass(context.Background())
+	var all strings.Builder
+	for _, rec := range h.got {
+		all.WriteString(rec.Message)
+		rec.Attrs(func(a slog.Attr) bool { all.WriteString(" " + a.Key + "=" + a.Value.String()); return true })
+		all.WriteString("\n")
+	}
+	if !strings.Contains(all.String(), "reason=") || strings.Contains(all.String(), "S3CRET") {
+		t.Fatalf("records:\n%s", all.String())
 	}
 }
