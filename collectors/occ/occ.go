@@ -34,6 +34,7 @@ import (
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/collectors/cfn"
 	"github.com/tripleo-go/agent/collectors/ec2"
 	"github.com/tripleo-go/agent/collectors/heatlocal"
 	"github.com/tripleo-go/agent/collectors/httpclient"
@@ -108,6 +109,27 @@ var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collect
 		})
 		return &request.Collector{URL: c.Request.MetadataURL, DeploymentKeys: c.DeploymentKey, Client: client, Log: log}
 	},
+	cfn.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+		client, err := httpclient.New(httpclient.Options{
+			Timeout: seconds(c.CFN.Timeout), CAFile: c.CFN.CACertificate, MaxBody: int64(c.MaxMetadataBytes), Retries: 2,
+		})
+		if err != nil {
+			return broken{fmt.Errorf("[cfn] ca_certificate: %w", err)}
+		}
+		return &cfn.Collector{Client: client, Log: log, Config: cfn.Config{
+			MetadataURL: c.CFN.MetadataURL, HintFile: c.CFN.HeatMetadataHint, StackName: c.CFN.StackName,
+			AccessKeyID: c.CFN.AccessKeyID, SecretAccessKey: c.CFN.SecretAccessKey, Paths: c.CFN.Path,
+			DeploymentKeys: c.CFN.DeploymentKey,
+		}}
+	},
+}
+
+// broken is a collector whose configuration cannot work (a CA file that
+// cannot be read): unavailable every pass, saying why.
+type broken struct{ err error }
+
+func (b broken) Collect(context.Context) ([]merger.Entry, error) {
+	return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, b.err)
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

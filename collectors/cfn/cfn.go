@@ -1,0 +1,231 @@
+// Package cfn is the "cfn" collector: a server's metadata from Heat's
+// CloudFormation-compatible API (heat-api-cfn), Heat's POLL_SERVER_CFN
+// transport. Each configured path "Resource.Field[.sub.keys]" is one
+// DescribeStackResource request signed with EC2 signature version 2
+// (HmacSHA256); the field's JSON text is read from the XML answer,
+// optionally descended into, and the paths' objects are merged.
+package cfn
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/collectors/httpclient"
+	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+)
+
+// Name is the collector's name.
+const Name = "cfn"
+
+// Config is the [cfn] section.
+type Config struct {
+	MetadataURL string
+	// HintFile holds the server's base URL when MetadataURL is unset.
+	HintFile        string
+	StackName       string
+	AccessKeyID     string
+	SecretAccessKey config.Secret
+	Paths           []string
+	DeploymentKeys  []string
+}
+
+// Collector asks heat-api-cfn for each path.
+type Collector struct {
+	Config Config
+	Client *httpclient.Client
+	Log    *slog.Logger
+}
+
+// notConfigured logs why at info level, as the reference does.
+func (c *Collector) notConfigured(why string) ([]merger.Entry, error) {
+	c.Log.Info(why)
+	return nil, collectors.ErrNotConfigured
+}
+
+func (c *Collector) unavailable(msg string) ([]merger.Entry, error) {
+	c.Log.Warn(msg)
+	return nil, fmt.Errorf("%w: %s", collectors.ErrNotAvailable, msg)
+}
+
+// Collect fetches every path and merges them.
+func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+	cfg := c.Config
+	// Empty counts as unset: Heat nulls a dropped transport's values,
+	// and os-apply-config renders null as empty.
+	if cfg.MetadataURL == "" {
+		hint, err := os.ReadFile(cfg.HintFile)
+		if cfg.HintFile == "" || err != nil {
+			return c.notConfigured("No metadata_url configured.")
+		}
+		cfg.MetadataURL = strings.TrimSpace(string(hint)) + "/v1/"
+	}
+	if cfg.AccessKeyID == "" {
+		return c.notConfigured("No Access Key ID configured.")
+	}
+	if cfg.SecretAccessKey == "" {
+		return c.notConfigured("No Secret Access Key configured.")
+	}
+	if len(cfg.Paths) == 0 {
+		return c.notConfigured("No path configured")
+	}
+	base, err := url.Parse(cfg.MetadataURL)
+	if err != nil || base.Host == "" {
+		return c.unavailable(fmt.Sprintf("Invalid metadata_url %s", httpclient.Redact(cfg.MetadataURL)))
+	}
+	merged := pyjson.NewObject(0)
+	for _, path := range cfg.Paths {
+		resource, field, ok := strings.Cut(path, ".")
+		if !ok {
+			c.Log.Error(fmt.Sprintf("Path not in format resource.field[.x.y] (%s)", path))
+			return nil, collectors.ErrNotConfigured
+		}
+		field, subPath, _ := strings.Cut(field, ".")
+		value, err := c.describe(ctx, base, resource, field, path)
+		if err != nil {
+			return nil, err
+		}
+		if subPath != "" {
+			for _, k := range strings.Split(subPath, ".") {
+				obj, ok := value.(*pyjson.Object)
+				var v pyjson.Value
+				if ok {
+					v, ok = obj.Get(k)
+				}
+				if !ok {
+					return c.unavailable(fmt.Sprintf("Sub-key %s does not exist. (%s)", k, path))
+				}
+				value = v
+			}
+		}
+		obj, ok := value.(*pyjson.Object)
+		if !ok {
+			return c.unavailable(fmt.Sprintf("Path %s is not a JSON object.", path))
+		}
+		for _, k := range obj.Keys() {
+			v, _ := obj.Get(k)
+			merged.Set(k, v)
+		}
+	}
+	return merger.Explode(Name, merged, cfg.DeploymentKeys, c.Log), nil
+}
+
+// describeResponse is heat-api-cfn's answer, without namespace.
+type describeResponse struct {
+	Detail *struct {
+		Fields []struct {
+			XMLName xml.Name
+			Text    string `xml:",chardata"`
+		} `xml:",any"`
+	} `xml:"DescribeStackResourceResult>StackResourceDetail"`
+}
+
+// describe makes one signed DescribeStackResource request and returns the
+// field's JSON.
+func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field, path string) (pyjson.Value, error) {
+	params := [][2]string{
+		{"Action", "DescribeStackResource"},
+		{"StackName", c.Config.StackName},
+		{"LogicalResourceId", resource},
+		{"AWSAccessKeyId", c.Config.AccessKeyID},
+		{"SignatureVersion", "2"},
+		{"SignatureMethod", "HmacSHA256"},
+	}
+	if c.Config.StackName == "" {
+		// Neither signed nor sent (the reference signed "None" and sent
+		// nothing, a signature no server accepts).
+		params = append(params[:1], params[2:]...)
+	}
+	sig := SignV2(c.Config.SecretAccessKey.Reveal(), http.MethodGet, base.Host, base.Path, params)
+	params = append(params, [2]string{"Signature", sig})
+	u := *base
+	q := make([]string, 0, len(params))
+	for _, p := range params {
+		q = append(q, url.QueryEscape(p[0])+"="+url.QueryEscape(p[1]))
+	}
+	if u.RawQuery != "" {
+		u.RawQuery += "&"
+	}
+	u.RawQuery += strings.Join(q, "&")
+	resp, err := c.Client.Get(ctx, u.String(), http.Header{"Content-Type": {"application/json"}})
+	if err != nil {
+		_, e := c.unavailable(err.Error())
+		return nil, e
+	}
+	if resp.Status >= 400 {
+		_, e := c.unavailable(fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), httpclient.Redact(u.String())))
+		return nil, e
+	}
+	var doc describeResponse
+	if err := xml.Unmarshal(resp.Body, &doc); err != nil {
+		_, e := c.unavailable(fmt.Sprintf("The answer for %s is not XML. (%v)", path, err))
+		return nil, e
+	}
+	if doc.Detail == nil {
+		_, e := c.unavailable(fmt.Sprintf("The answer for %s has no DescribeStackResourceResult/StackResourceDetail.", path))
+		return nil, e
+	}
+	for _, f := range doc.Detail.Fields {
+		if f.XMLName.Local != field {
+			continue
+		}
+		var v pyjson.Value
+		if msg, bad := pyos.DecodeError([]byte(f.Text)); bad {
+			err = errors.New(msg)
+		} else {
+			v, err = pyjson.Loads([]byte(f.Text))
+		}
+		if err != nil {
+			_, e := c.unavailable(fmt.Sprintf("Path %s failed to parse as json. (%v)", path, err))
+			return nil, e
+		}
+		return v, nil
+	}
+	_, e := c.unavailable(fmt.Sprintf("Path %s does not exist.", path))
+	return nil, e
+}
+
+// SignV2 is an EC2 signature version 2 with HmacSHA256 over
+// "VERB\nhost\npath\ncanonical query": parameters sorted by name, names
+// and values percent-encoded except RFC 3986's unreserved characters.
+// A fresh HMAC per request (the reference reused one, so every path
+// after the first was signed wrongly).
+func SignV2(secret, verb, host, path string, params [][2]string) string {
+	sorted := append([][2]string(nil), params...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i][0] < sorted[j][0] })
+	pairs := make([]string, len(sorted))
+	for i, p := range sorted {
+		pairs[i] = escape(p[0]) + "=" + escape(p[1])
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(mac, "%s\n%s\n%s\n%s", verb, host, path, strings.Join(pairs, "&"))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// escape percent-encodes all but A-Z a-z 0-9 - _ . ~ (upper-case hex).
+func escape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || strings.IndexByte("-_.~", ch) >= 0 {
+			b.WriteByte(ch)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", ch)
+		}
+	}
+	return b.String()
+}
