@@ -33,8 +33,8 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/cache"
-	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/cfn"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/ec2"
 	"github.com/tripleo-go/agent/collectors/heatlocal"
 	"github.com/tripleo-go/agent/collectors/httpclient"
