@@ -5,7 +5,7 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build deps test unit bench demo install clean fmt
+.PHONY: build deps test unit bench demo install clean fmt systemd-test
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -27,6 +27,13 @@ test: build
 
 unit:
 	$(GO) test -count=1 -short ./...
+
+# os-collect-config's unit under a real systemd, in a throw-away Debian 12
+# container (test/systemd; root; installs systemd-container and
+# debootstrap if missing and caches the rootfs in
+# /var/cache/tripleo-agent-test). make test skips it unless SYSTEMD_LAB=1.
+systemd-test:
+	REQUIRE_SYSTEMD_LAB=1 $(GO) test -count=1 -v -timeout 15m ./test/systemd/
 
 # Go benchmarks, then ours against the reference, twice: on the disk under
 # the checkout (.bench/, real durability costs; not /tmp, which is much

@@ -10,7 +10,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/tripleo-go/agent/applyconfig"
 	"github.com/tripleo-go/agent/collectors/occ"
@@ -48,8 +50,15 @@ func runApplyConfig(ctx context.Context, args []string) error {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	var got atomic.Value
+	go func() {
+		got.Store(<-sigs)
+		cancel()
+	}()
 	name, args := filepath.Base(os.Args[0]), os.Args[1:]
 	run, ok := programs[name]
 	if !ok && len(args) > 0 {
@@ -60,5 +69,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "tripleo-agent: unknown program %q; run it through a link named after one of the programs\n", name)
 		os.Exit(exitcode.Usage)
 	}
-	os.Exit(exitcode.Of(run(ctx, args)))
+	code := exitcode.Of(run(ctx, args))
+	if sig, ok := got.Load().(syscall.Signal); ok && code == exitcode.Terminated {
+		// Stopped by a signal after cleaning up: die of it, as the Python
+		// programs did, so systemd counts `systemctl stop` as a clean
+		// stop (an exit status of 143 is a failure to it) and shells
+		// still see 128+n.
+		signal.Reset(sig)
+		syscall.Kill(os.Getpid(), sig)
+		time.Sleep(time.Second) // the signal is delivered meanwhile
+	}
+	os.Exit(code)
 }

@@ -36,8 +36,10 @@ import (
 	"github.com/tripleo-go/agent/collectors/cfn"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/ec2"
+	"github.com/tripleo-go/agent/collectors/heat"
 	"github.com/tripleo-go/agent/collectors/heatlocal"
 	"github.com/tripleo-go/agent/collectors/httpclient"
+	"github.com/tripleo-go/agent/collectors/keystone"
 	"github.com/tripleo-go/agent/collectors/local"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/collectors/request"
@@ -122,6 +124,22 @@ var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collect
 			DeploymentKeys: c.CFN.DeploymentKey,
 		}}
 	},
+	heat.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+		// The reference's clients had no timeout at all.
+		client, _ := httpclient.New(httpclient.Options{Timeout: 30 * time.Second, MaxBody: int64(c.MaxMetadataBytes), Retries: 2})
+		return &heat.Collector{
+			Session: keystoneSession(c, client, c.Heat.AuthURL, c.Heat.UserID, c.Heat.ProjectID, c.Heat.Password),
+			StackID: c.Heat.StackID, ResourceName: c.Heat.ResourceName, Region: c.Heat.RegionName,
+			DeploymentKeys: c.DeploymentKey, Log: log,
+		}
+	},
+}
+
+func keystoneSession(c *config.Config, client *httpclient.Client, authURL, userID, projectID string, password config.Secret) *keystone.Session {
+	return &keystone.Session{
+		Creds: keystone.Credentials{AuthURL: authURL, UserID: userID, ProjectID: projectID, Password: password},
+		HTTP:  client.Standard(), CacheDir: c.Keystone.CacheDir, CacheTTL: time.Duration(c.Keystone.CacheTTL) * time.Second,
+	}
 }
 
 // broken is a collector whose configuration cannot work (a CA file that
@@ -547,8 +565,12 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 	took := []any{"command", r.cfg.Command, "command_exit", status,
 		"command_seconds", strconv.FormatFloat(time.Since(started).Seconds(), 'f', 3, 64)}
 	r.log.Log(ctx, logging.LevelEvent, fmt.Sprintf("Command exited with status %d.", status), took...)
+	if status != 0 && ctx.Err() != nil {
+		r.log.Warn(fmt.Sprintf("Command '%s' stopped: os-collect-config is stopping; will not cache new data.", r.cfg.Command))
+		return status, len(changed) > 0, nil
+	}
 	if status != 0 {
-		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status), took...)
+		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status))
 		return status, len(changed) > 0, nil
 	}
 	for _, k := range changed {

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A daemon stopped by SIGTERM dies of it after stopping its command, as
+// the Python program did: systemd counts that as a clean stop, while an
+// exit status of 143 would leave the unit failed.
+func TestDaemonDiesOfSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "os-collect-config")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
+	marker := dir + "/got-term"
+	cmd := exec.Command(bin, "--config-file", "/dev/null", "--cachedir", dir+"/cache", "--backup-cachedir", dir+"/backup",
+		"--local-path", dir+"/local", "-c", "trap 'touch "+marker+"; exit 0' TERM; echo started > "+dir+"/started; sleep 30 & wait", "local")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(dir + "/started"); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("wait status %v (%v), want death by SIGTERM", ws, err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal("the running command did not get SIGTERM first")
+	}
+}
