@@ -145,3 +145,45 @@ func redactErr(err error) error {
 	}
 	return err
 }
+
+// Standard is an *http.Client under the same policy (retries, deadlines,
+// TLS, body cap), for libraries that take one (gophercloud).
+func (c *Client) Standard() *http.Client {
+	std := c.rc.StandardClient()
+	std.Transport = capped{next: std.Transport, max: c.maxBody}
+	return std
+}
+
+// capped makes a body longer than max fail with ErrTooLarge when read.
+type capped struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max}
+	}
+	return resp, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, ErrTooLarge
+	}
+	return n, err
+}

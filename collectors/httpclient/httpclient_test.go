@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -124,5 +125,24 @@ func TestBackoffIsCappedAndJittered(t *testing.T) {
 	}
 	if len(seen) < 10 {
 		t.Fatalf("only %d distinct waits: no jitter", len(seen))
+	}
+}
+
+func TestStandardClientCapsBodies(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(strings.Repeat("x", 1001)))
+	}))
+	defer srv.Close()
+	for max, wantErr := range map[int64]bool{1000: true, 1001: false} {
+		c, _ := New(Options{MaxBody: max})
+		resp, err := c.Standard().Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if wantErr != errors.Is(err, ErrTooLarge) || (!wantErr && len(b) != 1001) {
+			t.Fatalf("cap %d: %d bytes, %v", max, len(b), err)
+		}
 	}
 }

@@ -1,0 +1,297 @@
+package heat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/httpclient"
+	"github.com/tripleo-go/agent/collectors/keystone"
+)
+
+const password = "S3CRET-pw"
+
+// cloud is a Keystone and a Heat on one test server. It counts the
+// requests each gets, and can expire or refuse tokens.
+type cloud struct {
+	mu        sync.Mutex
+	srv       *httptest.Server
+	keystone  int
+	heat      int
+	tokens    map[string]bool
+	expiresIn time.Duration
+	region    string
+	catalog   bool // false: no orchestration endpoint
+	metadata  string
+	heatCode  int
+}
+
+func newCloud(t *testing.T) *cloud {
+	c := &cloud{tokens: map[string]bool{}, expiresIn: time.Hour, region: "RegionOne", catalog: true,
+		metadata: `{"deployments": [{"name": "d1", "group": "os-apply-config", "config": {"k": 1}}], "os-collect-config": {}}`}
+	c.srv = httptest.NewServer(c)
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case r.URL.Path == "/" || r.URL.Path == "/identity/":
+		c.keystone++
+		fmt.Fprintf(w, `{"versions": {"values": [{"id": "v3.14", "status": "stable", "links": [{"rel": "self", "href": "%s/identity/v3/"}]}]}}`, c.srv.URL)
+	case r.URL.Path == "/identity/v3/auth/tokens" && r.Method == http.MethodPost:
+		c.keystone++
+		var req struct {
+			Auth struct {
+				Identity struct {
+					Password struct {
+						User struct{ ID, Password string }
+					}
+				}
+				Scope struct{ Project struct{ ID string } }
+			}
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if req.Auth.Identity.Password.User.ID != "uid" || req.Auth.Identity.Password.User.Password != password || req.Auth.Scope.Project.ID != "pid" {
+			http.Error(w, `{"error": {"code": 401, "message": "The request you have made requires authentication."}}`, http.StatusUnauthorized)
+			return
+		}
+		tok := fmt.Sprintf("tok-%d", len(c.tokens)+1)
+		c.tokens[tok] = true
+		var catalog []any
+		if c.catalog {
+			catalog = append(catalog, map[string]any{"type": "orchestration", "name": "heat", "id": "h", "endpoints": []any{
+				map[string]any{"id": "e1", "interface": "internal", "region": c.region, "region_id": c.region, "url": c.srv.URL + "/internal"},
+				map[string]any{"id": "e2", "interface": "public", "region": c.region, "region_id": c.region, "url": c.srv.URL + "/heat/v1/pid"},
+			}})
+		}
+		w.Header().Set("X-Subject-Token", tok)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"token": map[string]any{
+			"expires_at": time.Now().Add(c.expiresIn).UTC().Format("2006-01-02T15:04:05.000000Z"), "catalog": catalog}})
+	case strings.HasPrefix(r.URL.Path, "/heat/"):
+		c.heat++
+		if !c.tokens[r.Header.Get("X-Auth-Token")] {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if c.heatCode != 0 {
+			http.Error(w, "broken", c.heatCode)
+			return
+		}
+		if r.URL.EscapedPath() != "/heat/v1/pid/stacks/overcloud/0123-abcd/resources/Controller%200/metadata" {
+			http.Error(w, "no such resource "+r.URL.EscapedPath(), http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, `{"metadata": %s}`, c.metadata)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (c *cloud) counts() (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.keystone, c.heat
+}
+
+func newCollector(t *testing.T, c *cloud, authPath string, log *bytes.Buffer) *Collector {
+	client, err := httpclient.New(httpclient.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Collector{
+		Session: &keystone.Session{Creds: keystone.Credentials{AuthURL: c.srv.URL + authPath, UserID: "uid", ProjectID: "pid", Password: password},
+			HTTP: client.Standard()},
+		StackID: "overcloud/0123-abcd", ResourceName: "Controller 0", Region: "null",
+		DeploymentKeys: []string{"deployments"},
+		Log:            slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+}
+
+func collect(t *testing.T, col *Collector) []string {
+	t.Helper()
+	entries, err := col.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// The token is reused across polls: an idle poll costs Heat one request
+// and Keystone none (the reference: a discovery and an authentication
+// every poll).
+func TestTokenReusedAcrossPolls(t *testing.T) {
+	c := newCloud(t)
+	var log bytes.Buffer
+	col := newCollector(t, c, "/identity/v2.0", &log)
+	if got := collect(t, col); strings.Join(got, " ") != "heat d1" {
+		t.Fatalf("keys %v", got)
+	}
+	k1, h1 := c.counts()
+	for i := 0; i < 5; i++ {
+		collect(t, col)
+	}
+	k2, h2 := c.counts()
+	if k1 != 2 || k2 != k1 || h2-h1 != 5 {
+		t.Fatalf("keystone %d then %d, heat %d then %d", k1, k2, h1, h2)
+	}
+	if strings.Contains(log.String(), password) {
+		t.Fatal("the password in the log")
+	}
+}
+
+// A token near its expiry is replaced before use; a refused one is
+// replaced once, then the source is unavailable until the next poll.
+func TestTokenExpiryAndRevocation(t *testing.T) {
+	c := newCloud(t)
+	var log bytes.Buffer
+	col := newCollector(t, c, "/identity/v3", &log)
+	now := time.Now()
+	col.Session.Now = func() time.Time { return now }
+	collect(t, col)
+	now = now.Add(59 * time.Minute) // within 2 minutes of the expiry
+	collect(t, col)
+	if k, _ := c.counts(); k != 2 {
+		t.Fatalf("keystone requests %d, want a new token for the poll near expiry", k)
+	}
+
+	col.Session.Now = time.Now
+	c.mu.Lock()
+	c.tokens = map[string]bool{} // revoke everything
+	c.mu.Unlock()
+	collect(t, col) // 401, re-authenticated, retried
+	if k, _ := c.counts(); k != 3 {
+		t.Fatalf("keystone requests %d after a revocation", k)
+	}
+	// A Heat that refuses every token: one re-authentication, then an
+	// error, not a loop.
+	c.mu.Lock()
+	c.tokens = map[string]bool{}
+	c.mu.Unlock()
+	orig := c.srv.Config.Handler
+	c.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/heat/") {
+			c.mu.Lock()
+			c.tokens = map[string]bool{}
+			c.mu.Unlock()
+		}
+		orig.ServeHTTP(w, r)
+	})
+	k0, _ := c.counts()
+	if _, err := col.Collect(context.Background()); !errors.Is(err, collectors.ErrNotAvailable) {
+		t.Fatalf("err %v", err)
+	}
+	if k, _ := c.counts(); k-k0 != 1 {
+		t.Fatalf("%d keystone requests for a Heat that refuses every token, want 1 (one new token)", k-k0)
+	}
+}
+
+// [keystone] cache_dir keeps the token for the next process: 0600 files
+// in a 0700 directory; cache_ttl bounds its use.
+func TestTokenCacheDir(t *testing.T) {
+	c := newCloud(t)
+	dir := filepath.Join(t.TempDir(), "keystone")
+	var log bytes.Buffer
+	col := newCollector(t, c, "/identity/v3", &log)
+	col.Session.CacheDir, col.Session.CacheTTL = dir, 30*time.Minute
+	collect(t, col)
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("cache dir %v %v", fi, err)
+	}
+	files, _ := filepath.Glob(dir + "/token-*.json")
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("cache file mode %v", fi.Mode())
+	}
+	data, _ := os.ReadFile(files[0])
+	if strings.Contains(string(data), password) {
+		t.Fatal("the password in the token cache")
+	}
+	k0, _ := c.counts()
+	next := newCollector(t, c, "/identity/v3", &log) // a new process
+	next.Session.CacheDir, next.Session.CacheTTL = dir, 30*time.Minute
+	collect(t, next)
+	if k, _ := c.counts(); k != k0 {
+		t.Fatalf("a new process authenticated again despite the cache (%d -> %d)", k0, k)
+	}
+	later := newCollector(t, c, "/identity/v3", &log)
+	later.Session.CacheDir, later.Session.CacheTTL = dir, 30*time.Minute
+	later.Session.Now = func() time.Time { return time.Now().Add(31 * time.Minute) }
+	collect(t, later)
+	if k, _ := c.counts(); k == k0 {
+		t.Fatal("a token older than cache_ttl was used")
+	}
+}
+
+func TestFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(c *cloud, col *Collector)
+		log   string
+	}{
+		{"wrong password", func(c *cloud, col *Collector) { col.Session.Creds.Password = "wrong" }, "keystone authentication at"},
+		{"no orchestration endpoint", func(c *cloud, col *Collector) { c.catalog = false }, "no public orchestration endpoint in the catalog"},
+		{"other region", func(c *cloud, col *Collector) { col.Region = "RegionTwo" }, "no public orchestration endpoint in region RegionTwo"},
+		{"heat 500", func(c *cloud, col *Collector) { c.heatCode = 500 }, "status 500"},
+		{"metadata not an object", func(c *cloud, col *Collector) { c.metadata = "[1]" }, "is not a JSON object"},
+		{"keystone down", func(c *cloud, col *Collector) { col.Session.Creds.AuthURL = "http://127.0.0.1:1/v3" }, "keystone authentication"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCloud(t)
+			var log bytes.Buffer
+			col := newCollector(t, c, "/identity/v3", &log)
+			tc.setup(c, col)
+			_, err := col.Collect(context.Background())
+			if !errors.Is(err, collectors.ErrNotAvailable) || !strings.Contains(log.String(), tc.log) {
+				t.Fatalf("err %v\nlog %s", err, log.String())
+			}
+			if strings.Contains(log.String(), password) || strings.Contains(log.String(), "wrong") {
+				t.Fatalf("a password in the log: %s", log.String())
+			}
+		})
+	}
+}
+
+func TestNotConfigured(t *testing.T) {
+	c := newCloud(t)
+	var log bytes.Buffer
+	col := newCollector(t, c, "/identity/v3", &log)
+	col.ResourceName = ""
+	if _, err := col.Collect(context.Background()); !errors.Is(err, collectors.ErrNotConfigured) || !strings.Contains(log.String(), "No resource_name configured.") {
+		t.Fatalf("err %v log %s", err, log.String())
+	}
+	if k, h := c.counts(); k+h != 0 {
+		t.Fatal("an unconfigured collector made requests")
+	}
+}
+
+func TestRegion(t *testing.T) {
+	for in, want := range map[string]string{"": "", "null": "", "RegionOne": "RegionOne"} {
+		if got := Region(in); got != want {
+			t.Errorf("Region(%q) = %q", in, got)
+		}
+	}
+}

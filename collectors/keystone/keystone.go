@@ -1,0 +1,254 @@
+// Package keystone is the collectors' Keystone v3 session (password
+// authentication by user id and project id, through gophercloud). Unlike
+// the reference, which authenticated on every poll unless [keystone]
+// cache_dir was set, a session keeps its token across polls until it
+// nears expiry or is refused; with cache_dir it also keeps it on disk
+// (0600 in a 0700 directory) for the next process.
+package keystone
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"github.com/gophercloud/gophercloud/v2/openstack/utils"
+
+	"github.com/tripleo-go/agent/collectors/config"
+)
+
+// Credentials identify the node's stack-domain user.
+type Credentials struct {
+	AuthURL, UserID, ProjectID string
+	Password                   config.Secret
+}
+
+// Session holds a token and its catalog.
+type Session struct {
+	Creds Credentials
+	HTTP  *http.Client
+	// CacheDir and CacheTTL are [keystone] cache_dir and cache_ttl.
+	CacheDir string
+	CacheTTL time.Duration
+	Now      func() time.Time
+
+	mu       sync.Mutex
+	provider *gophercloud.ProviderClient
+	catalog  *tokens.ServiceCatalog
+	validTo  time.Time
+}
+
+// margin is how long before its expiry a token is replaced, so a request
+// never starts with a token about to die.
+const margin = 2 * time.Minute
+
+func (s *Session) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Client returns a provider client with a valid token: the one in
+// memory, the one on disk, or a new one.
+func (s *Session) Client(ctx context.Context) (*gophercloud.ProviderClient, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.provider != nil && s.now().Before(s.validTo) {
+		return s.provider, nil
+	}
+	if s.loadCache() {
+		return s.provider, nil
+	}
+	if err := s.authenticate(ctx); err != nil {
+		return nil, err
+	}
+	return s.provider, nil
+}
+
+// Invalidate forgets the token (the service refused it).
+func (s *Session) Invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.provider, s.catalog = nil, nil
+	if p := s.cachePath(); p != "" {
+		os.Remove(p)
+	}
+}
+
+// Endpoint is the public URL of serviceType in the catalog, in region
+// when one is given.
+func (s *Session) Endpoint(serviceType, region string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.catalog == nil {
+		return "", errors.New("no catalog")
+	}
+	url, err := openstack.V3EndpointURL(s.catalog, gophercloud.EndpointOpts{Type: serviceType, Region: region, Availability: gophercloud.AvailabilityPublic})
+	if err != nil {
+		where := ""
+		if region != "" {
+			where = " in region " + region
+		}
+		return "", fmt.Errorf("no public %s endpoint%s in the catalog", serviceType, where)
+	}
+	return url, nil
+}
+
+// identityEndpoint finds the v3 endpoint as the reference does: /v2.0
+// becomes the unversioned root for discovery; if discovery fails, /v2.0
+// becomes /v3.
+func (s *Session) identityEndpoint(ctx context.Context) string {
+	root := strings.Replace(s.Creds.AuthURL, "/v2.0", "/", 1)
+	p, err := openstack.NewClient(root)
+	if err == nil {
+		p.HTTPClient = *s.HTTP
+		_, endpoint, err := utils.ChooseVersion(ctx, p, []*utils.Version{{ID: "v3.0", Priority: 30, Suffix: "/v3/"}})
+		if err == nil {
+			return endpoint
+		}
+	}
+	return strings.Replace(s.Creds.AuthURL, "/v2.0", "/v3", 1)
+}
+
+func (s *Session) authenticate(ctx context.Context) error {
+	endpoint := s.identityEndpoint(ctx)
+	p, err := openstack.NewClient(endpoint)
+	if err != nil {
+		return fmt.Errorf("auth_url %s: %w", s.Creds.AuthURL, err)
+	}
+	p.HTTPClient = *s.HTTP
+	opts := &tokens.AuthOptions{UserID: s.Creds.UserID, Password: s.Creds.Password.Reveal(),
+		Scope: tokens.Scope{ProjectID: s.Creds.ProjectID}}
+	if err := openstack.AuthenticateV3(ctx, p, opts, gophercloud.EndpointOpts{}); err != nil {
+		return fmt.Errorf("keystone authentication at %s: %w", endpoint, scrub(err))
+	}
+	res, ok := p.GetAuthResult().(tokens.CreateResult)
+	if !ok {
+		return errors.New("keystone authentication: no token in the answer")
+	}
+	tok, err := res.ExtractToken()
+	if err != nil {
+		return fmt.Errorf("keystone authentication: %w", err)
+	}
+	catalog, err := res.ExtractServiceCatalog()
+	if err != nil {
+		return fmt.Errorf("keystone authentication: %w", err)
+	}
+	s.provider, s.catalog, s.validTo = p, catalog, tok.ExpiresAt.Add(-margin)
+	if now := s.now(); s.validTo.Before(now) { // a short-lived token: half its life
+		s.validTo = now.Add(tok.ExpiresAt.Sub(now) / 2)
+	}
+	s.storeCache(tok.ID, tok.ExpiresAt)
+	return nil
+}
+
+// scrub keeps an error's words but not a request body (gophercloud's
+// errors may quote what was sent: the password).
+func scrub(err error) error {
+	var code gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &code) {
+		return fmt.Errorf("%s %s: status %d", code.Method, code.URL, code.Actual)
+	}
+	return err
+}
+
+// cached is the on-disk form of a token.
+type cached struct {
+	Token     string                 `json:"token"`
+	ExpiresAt time.Time              `json:"expires_at"`
+	StoredAt  time.Time              `json:"stored_at"`
+	Catalog   *tokens.ServiceCatalog `json:"catalog"`
+}
+
+func (s *Session) cachePath() string {
+	if s.CacheDir == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(s.Creds.AuthURL + "\x00" + s.Creds.UserID + "\x00" + s.Creds.ProjectID))
+	return filepath.Join(s.CacheDir, fmt.Sprintf("token-%x.json", h[:16]))
+}
+
+func (s *Session) loadCache() bool {
+	path := s.cachePath()
+	if path == "" {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var c cached
+	if json.Unmarshal(data, &c) != nil || c.Token == "" || c.Catalog == nil {
+		return false
+	}
+	validTo := c.ExpiresAt.Add(-margin)
+	if ttl := c.StoredAt.Add(s.CacheTTL); s.CacheTTL > 0 && ttl.Before(validTo) {
+		validTo = ttl
+	}
+	if !s.now().Before(validTo) {
+		return false
+	}
+	p, err := openstack.NewClient(s.Creds.AuthURL)
+	if err != nil {
+		return false
+	}
+	p.HTTPClient = *s.HTTP
+	p.SetToken(c.Token)
+	s.provider, s.catalog, s.validTo = p, c.Catalog, validTo
+	return true
+}
+
+func (s *Session) storeCache(token string, expires time.Time) {
+	path := s.cachePath()
+	if path == "" {
+		return
+	}
+	data, err := json.Marshal(cached{Token: token, ExpiresAt: expires, StoredAt: s.now(), Catalog: s.catalog})
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(s.CacheDir, 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(s.CacheDir, ".token-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil || tmp.Close() != nil {
+		return
+	}
+	os.Rename(tmp.Name(), path) // CreateTemp made it 0600
+}
+
+// Get does an authenticated GET of url into out (JSON). A refused token
+// (401) is replaced once; a second refusal is an error.
+func (s *Session) Get(ctx context.Context, url string, out any) error {
+	for attempt := 0; ; attempt++ {
+		p, err := s.Client(ctx)
+		if err != nil {
+			return err
+		}
+		sc := &gophercloud.ServiceClient{ProviderClient: p}
+		_, err = sc.Get(ctx, url, out, &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}})
+		if err == nil {
+			return nil
+		}
+		if gophercloud.ResponseCodeIs(err, http.StatusUnauthorized) && attempt == 0 {
+			s.Invalidate()
+			continue
+		}
+		return scrub(err)
+	}
+}
