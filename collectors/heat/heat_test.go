@@ -3,7 +3,6 @@ package heat
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,95 +18,56 @@ import (
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/collectors/keystone"
+	"github.com/tripleo-go/agent/collectors/keystone/keystonetest"
 )
 
 const password = "S3CRET-pw"
 
-// cloud is a Keystone and a Heat on one test server. It counts the
-// requests each gets, and can expire or refuse tokens.
+// cloud is a Keystone and a Heat on one test server; it counts the
+// requests each gets.
 type cloud struct {
-	mu        sync.Mutex
-	srv       *httptest.Server
-	keystone  int
-	heat      int
-	tokens    map[string]bool
-	expiresIn time.Duration
-	region    string
-	catalog   bool // false: no orchestration endpoint
-	metadata  string
-	heatCode  int
+	mu       sync.Mutex
+	srv      *httptest.Server
+	ks       *keystonetest.Server
+	heat     int
+	metadata string
+	heatCode int
 }
 
 func newCloud(t *testing.T) *cloud {
-	c := &cloud{tokens: map[string]bool{}, expiresIn: time.Hour, region: "RegionOne", catalog: true,
+	c := &cloud{ks: keystonetest.New(password),
 		metadata: `{"deployments": [{"name": "d1", "group": "os-apply-config", "config": {"k": 1}}], "os-collect-config": {}}`}
 	c.srv = httptest.NewServer(c)
+	c.ks.BaseURL = c.srv.URL
+	c.ks.SetCatalog(map[string]string{"orchestration": c.srv.URL + "/heat/v1/pid"})
 	t.Cleanup(c.srv.Close)
 	return c
 }
 
 func (c *cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.URL.Path, "/heat/") {
+		c.ks.ServeHTTP(w, r)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.heat++
 	switch {
-	case r.URL.Path == "/" || r.URL.Path == "/identity/":
-		c.keystone++
-		fmt.Fprintf(w, `{"versions": {"values": [{"id": "v3.14", "status": "stable", "links": [{"rel": "self", "href": "%s/identity/v3/"}]}]}}`, c.srv.URL)
-	case r.URL.Path == "/identity/v3/auth/tokens" && r.Method == http.MethodPost:
-		c.keystone++
-		var req struct {
-			Auth struct {
-				Identity struct {
-					Password struct {
-						User struct{ ID, Password string }
-					}
-				}
-				Scope struct{ Project struct{ ID string } }
-			}
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		if req.Auth.Identity.Password.User.ID != "uid" || req.Auth.Identity.Password.User.Password != password || req.Auth.Scope.Project.ID != "pid" {
-			http.Error(w, `{"error": {"code": 401, "message": "The request you have made requires authentication."}}`, http.StatusUnauthorized)
-			return
-		}
-		tok := fmt.Sprintf("tok-%d", len(c.tokens)+1)
-		c.tokens[tok] = true
-		var catalog []any
-		if c.catalog {
-			catalog = append(catalog, map[string]any{"type": "orchestration", "name": "heat", "id": "h", "endpoints": []any{
-				map[string]any{"id": "e1", "interface": "internal", "region": c.region, "region_id": c.region, "url": c.srv.URL + "/internal"},
-				map[string]any{"id": "e2", "interface": "public", "region": c.region, "region_id": c.region, "url": c.srv.URL + "/heat/v1/pid"},
-			}})
-		}
-		w.Header().Set("X-Subject-Token", tok)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(map[string]any{"token": map[string]any{
-			"expires_at": time.Now().Add(c.expiresIn).UTC().Format("2006-01-02T15:04:05.000000Z"), "catalog": catalog}})
-	case strings.HasPrefix(r.URL.Path, "/heat/"):
-		c.heat++
-		if !c.tokens[r.Header.Get("X-Auth-Token")] {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		if c.heatCode != 0 {
-			http.Error(w, "broken", c.heatCode)
-			return
-		}
-		if r.URL.EscapedPath() != "/heat/v1/pid/stacks/overcloud/0123-abcd/resources/Controller%200/metadata" {
-			http.Error(w, "no such resource "+r.URL.EscapedPath(), http.StatusNotFound)
-			return
-		}
-		fmt.Fprintf(w, `{"metadata": %s}`, c.metadata)
+	case !c.ks.Valid(r.Header.Get("X-Auth-Token")):
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	case c.heatCode != 0:
+		http.Error(w, "broken", c.heatCode)
+	case r.URL.EscapedPath() != "/heat/v1/pid/stacks/overcloud/0123-abcd/resources/Controller%200/metadata":
+		http.Error(w, "no such resource "+r.URL.EscapedPath(), http.StatusNotFound)
 	default:
-		http.NotFound(w, r)
+		fmt.Fprintf(w, `{"metadata": %s}`, c.metadata)
 	}
 }
 
 func (c *cloud) counts() (int, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.keystone, c.heat
+	return c.ks.Requests(), c.heat
 }
 
 func newCollector(t *testing.T, c *cloud, authPath string, log *bytes.Buffer) *Collector {
@@ -176,26 +136,18 @@ func TestTokenExpiryAndRevocation(t *testing.T) {
 	}
 
 	col.Session.Now = time.Now
-	c.mu.Lock()
-	c.tokens = map[string]bool{} // revoke everything
-	c.mu.Unlock()
+	c.ks.RevokeAll()
 	collect(t, col) // 401, re-authenticated, retried
 	if k, _ := c.counts(); k != 3 {
 		t.Fatalf("keystone requests %d after a revocation", k)
 	}
 	// A Heat that refuses every token: one re-authentication, then an
 	// error, not a loop.
-	c.mu.Lock()
-	c.tokens = map[string]bool{}
-	c.mu.Unlock()
-	orig := c.srv.Config.Handler
 	c.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/heat/") {
-			c.mu.Lock()
-			c.tokens = map[string]bool{}
-			c.mu.Unlock()
+			c.ks.RevokeAll()
 		}
-		orig.ServeHTTP(w, r)
+		c.ServeHTTP(w, r)
 	})
 	k0, _ := c.counts()
 	if _, err := col.Collect(context.Background()); !errors.Is(err, collectors.ErrNotAvailable) {
@@ -253,7 +205,7 @@ func TestFaults(t *testing.T) {
 		log   string
 	}{
 		{"wrong password", func(c *cloud, col *Collector) { col.Session.Creds.Password = "wrong" }, "keystone authentication at"},
-		{"no orchestration endpoint", func(c *cloud, col *Collector) { c.catalog = false }, "no public orchestration endpoint in the catalog"},
+		{"no orchestration endpoint", func(c *cloud, col *Collector) { c.ks.SetCatalog(map[string]string{"messaging": "http://x"}) }, "no public orchestration endpoint in the catalog"},
 		{"other region", func(c *cloud, col *Collector) { col.Region = "RegionTwo" }, "no public orchestration endpoint in region RegionTwo"},
 		{"heat 500", func(c *cloud, col *Collector) { c.heatCode = 500 }, "status 500"},
 		{"metadata not an object", func(c *cloud, col *Collector) { c.metadata = "[1]" }, "is not a JSON object"},

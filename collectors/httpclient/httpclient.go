@@ -102,9 +102,14 @@ type Response struct {
 // Get fetches url with the extra headers. A body over the cap is
 // ErrTooLarge. Errors name the URL without its query.
 func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*Response, error) {
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	return c.Do(ctx, http.MethodGet, rawURL, header)
+}
+
+// Do is Get with another method (and no request body).
+func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Header) (*Response, error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, method, rawURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %v", Redact(rawURL), redactErr(err))
+		return nil, fmt.Errorf("%s %s: %v", method, Redact(rawURL), redactErr(err))
 	}
 	for k, vs := range header {
 		for _, v := range vs {
@@ -114,15 +119,15 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 	req.Header.Set("User-Agent", "os-collect-config/12.0.0 (tripleo-agent)")
 	resp, err := c.rc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %v", Redact(rawURL), redactErr(err))
+		return nil, fmt.Errorf("%s %s: %v", method, Redact(rawURL), redactErr(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: reading the body: %v", Redact(rawURL), redactErr(err))
+		return nil, fmt.Errorf("%s %s: reading the body: %v", method, Redact(rawURL), redactErr(err))
 	}
 	if int64(len(body)) > c.maxBody {
-		return nil, fmt.Errorf("GET %s: %w (%d bytes)", Redact(rawURL), ErrTooLarge, c.maxBody)
+		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, Redact(rawURL), ErrTooLarge, c.maxBody)
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }

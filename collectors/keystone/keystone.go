@@ -232,6 +232,15 @@ func (s *Session) storeCache(token string, expires time.Time) {
 	os.Rename(tmp.Name(), path) // CreateTemp made it 0600
 }
 
+// Token returns a valid token.
+func (s *Session) Token(ctx context.Context) (string, error) {
+	p, err := s.Client(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.Token(), nil
+}
+
 // Get does an authenticated GET of url into out (JSON). A refused token
 // (401) is replaced once; a second refusal is an error.
 func (s *Session) Get(ctx context.Context, url string, out any) error {

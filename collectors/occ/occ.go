@@ -43,6 +43,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/local"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/collectors/request"
+	"github.com/tripleo-go/agent/collectors/zaqar"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -131,6 +132,26 @@ var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collect
 			Session: keystoneSession(c, client, c.Heat.AuthURL, c.Heat.UserID, c.Heat.ProjectID, c.Heat.Password),
 			StackID: c.Heat.StackID, ResourceName: c.Heat.ResourceName, Region: c.Heat.RegionName,
 			DeploymentKeys: c.DeploymentKey, Log: log,
+		}
+	},
+	zaqar.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+		ks, _ := httpclient.New(httpclient.Options{Timeout: 30 * time.Second, MaxBody: int64(c.MaxMetadataBytes), Retries: 2})
+		z := c.Zaqar
+		opts := httpclient.Options{Timeout: 30 * time.Second, MaxBody: int64(c.MaxMetadataBytes), Insecure: !z.SSLCertificateValidation}
+		if z.SSLCertificateValidation {
+			opts.CAFile = z.CAFile
+		}
+		client, err := httpclient.New(opts)
+		if err != nil && z.CAFile != "" {
+			return broken{fmt.Errorf("[zaqar] ca_file: %w", err)}
+		}
+		// Pops are not retried: a pop whose answer was lost has consumed
+		// the messages; the next poll asks again.
+		return &zaqar.Collector{
+			Session: keystoneSession(c, ks, z.AuthURL, z.UserID, z.ProjectID, z.Password),
+			QueueID: z.QueueID, Region: heat.Region(z.RegionName), UseWebsockets: z.UseWebsockets,
+			Validate: z.SSLCertificateValidation, CAFile: z.CAFile, Client: client,
+			DeploymentKeys: c.DeploymentKey, CachePath: (&cache.Cache{Dir: c.CacheDir}).Path(zaqar.Name), Log: log,
 		}
 	},
 }

@@ -1,0 +1,108 @@
+// Package keystonetest is a Keystone stand-in for unit tests of the
+// collectors that authenticate (heat, zaqar): version discovery and v3
+// password tokens for one user and project, with a catalog, request
+// counts, and tokens that can be revoked.
+package keystonetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Server answers under /identity/.
+type Server struct {
+	UserID, ProjectID, Password string
+	Region                      string
+	// Catalog maps a service type to its public URL; an internal URL is
+	// listed too, to be ignored.
+	Catalog   map[string]string
+	ExpiresIn time.Duration
+	// BaseURL is the test server's URL, for discovery links.
+	BaseURL string
+
+	mu       sync.Mutex
+	requests int
+	tokens   map[string]bool
+	issued   int
+}
+
+// New returns a server for user "uid" of project "pid".
+func New(password string) *Server {
+	return &Server{UserID: "uid", ProjectID: "pid", Password: password, Region: "RegionOne",
+		Catalog: map[string]string{}, ExpiresIn: time.Hour, tokens: map[string]bool{}}
+}
+
+// Requests is how many requests Keystone got.
+func (s *Server) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
+}
+
+// Valid tells whether a token was issued and not revoked.
+func (s *Server) Valid(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokens[token]
+}
+
+// RevokeAll revokes every token issued.
+func (s *Server) RevokeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = map[string]bool{}
+}
+
+// SetCatalog replaces the catalog.
+func (s *Server) SetCatalog(c map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Catalog = c
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	switch {
+	case r.URL.Path == "/identity/" || r.URL.Path == "/identity":
+		fmt.Fprintf(w, `{"versions": {"values": [{"id": "v3.14", "status": "stable", "links": [{"rel": "self", "href": "%s/identity/v3/"}]}]}}`, s.BaseURL)
+	case r.URL.Path == "/identity/v3/auth/tokens" && r.Method == http.MethodPost:
+		var req struct {
+			Auth struct {
+				Identity struct {
+					Password struct {
+						User struct{ ID, Password string }
+					}
+				}
+				Scope struct{ Project struct{ ID string } }
+			}
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		u := req.Auth.Identity.Password.User
+		if u.ID != s.UserID || u.Password != s.Password || req.Auth.Scope.Project.ID != s.ProjectID {
+			http.Error(w, `{"error": {"code": 401, "message": "The request you have made requires authentication."}}`, http.StatusUnauthorized)
+			return
+		}
+		s.issued++
+		tok := fmt.Sprintf("tok-%d", s.issued)
+		s.tokens[tok] = true
+		catalog := []any{}
+		for typ, url := range s.Catalog {
+			catalog = append(catalog, map[string]any{"type": typ, "name": typ, "id": typ, "endpoints": []any{
+				map[string]any{"id": typ + "-i", "interface": "internal", "region": s.Region, "region_id": s.Region, "url": url + "/internal"},
+				map[string]any{"id": typ + "-p", "interface": "public", "region": s.Region, "region_id": s.Region, "url": url},
+			}})
+		}
+		w.Header().Set("X-Subject-Token", tok)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"token": map[string]any{
+			"expires_at": time.Now().Add(s.ExpiresIn).UTC().Format("2006-01-02T15:04:05.000000Z"), "catalog": catalog}})
+	default:
+		http.NotFound(w, r)
+	}
+}
