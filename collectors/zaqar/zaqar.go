@@ -4,20 +4,21 @@
 // every change; each poll pops every pending message and keeps the
 // newest (the reference popped one per poll, so it needed a poll per
 // snapshot to catch up). An empty queue means no change: the last
-// snapshot, from this process or from the cache, stands.
+// snapshot, from this process or from the cache, stands. Over a websocket
+// the pass also waits, a bounded time, for a snapshot to arrive.
 package zaqar
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/httpclient"
@@ -42,6 +43,9 @@ type Collector struct {
 	CAFile         string // [zaqar] ca_file
 	Client         *httpclient.Client
 	DeploymentKeys []string
+	// WaitTimeout bounds the websocket wait for a new snapshot when
+	// none is pending (30 s when zero).
+	WaitTimeout time.Duration
 	// CachePath is the cache file of the last snapshot (zaqar.json).
 	CachePath string
 	Log       *slog.Logger
@@ -67,15 +71,16 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 		c.Log.Warn("No CA file configured when flag ssl certificate validation is on.")
 		return nil, collectors.ErrNotConfigured
 	}
-	if c.UseWebsockets {
-		return c.unavailable(errors.New("the websocket transport of zaqar is not in this build yet; set use_websockets = false"))
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.clientID == "" {
 		c.clientID = uuid4()
 	}
-	newest, err := c.popAll(ctx)
+	pop := c.popAll
+	if c.UseWebsockets {
+		pop = c.popWebsocket
+	}
+	newest, err := pop(ctx)
 	if err != nil {
 		return c.unavailable(err)
 	}

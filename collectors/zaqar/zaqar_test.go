@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/collectors/keystone"
@@ -32,6 +34,10 @@ type cloud struct {
 	pending []posted // oldest first
 	posts   int
 	pops    int
+	// wsRefuse makes the websocket refuse authentication; wsPost is a
+	// snapshot posted (and notified) once the connection subscribed.
+	wsRefuse bool
+	wsPost   string
 }
 
 type posted struct {
@@ -43,7 +49,7 @@ func newCloud(t *testing.T) *cloud {
 	c := &cloud{ks: keystonetest.New(password)}
 	c.srv = httptest.NewServer(c)
 	c.ks.BaseURL = c.srv.URL
-	c.ks.SetCatalog(map[string]string{"messaging": c.srv.URL + "/zaqar"})
+	c.ks.SetCatalog(map[string]string{"messaging": c.srv.URL + "/zaqar", "messaging-websocket": "ws" + strings.TrimPrefix(c.srv.URL, "http") + "/ws"})
 	t.Cleanup(c.srv.Close)
 	return c
 }
@@ -58,6 +64,10 @@ func (c *cloud) post(bodies ...string) {
 }
 
 func (c *cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.TrimSuffix(r.URL.Path, "/") == "/ws" {
+		c.serveWebsocket(w, r)
+		return
+	}
 	if !strings.HasPrefix(r.URL.Path, "/zaqar/") {
 		c.ks.ServeHTTP(w, r)
 		return
@@ -202,7 +212,12 @@ func TestFaults(t *testing.T) {
 		{"no messaging endpoint", func(c *cloud, col *Collector) { c.ks.SetCatalog(map[string]string{"orchestration": "http://x"}) }, "no public messaging endpoint"},
 		{"a message that is not an object", func(c *cloud, col *Collector) { c.post(`[1]`) }, "a message of queue q1 is not a JSON object"},
 		{"wrong queue", func(c *cloud, col *Collector) { col.QueueID = "q2" }, "status 400"},
-		{"websockets", func(c *cloud, col *Collector) { col.UseWebsockets = true }, "websocket transport"},
+		{"websocket refused token", func(c *cloud, col *Collector) {
+			col.UseWebsockets = true
+			c.mu.Lock()
+			c.wsRefuse = true
+			c.mu.Unlock()
+		}, "zaqar authenticate: status 401"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCloud(t)
@@ -213,5 +228,106 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("err %v log %s", err, log.String())
 			}
 		})
+	}
+}
+
+// serveWebsocket speaks Zaqar's websocket protocol for queue q1.
+func (c *cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
+	conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	var wmu sync.Mutex
+	write := func(msg string) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		conn.WriteMessage(websocket.TextMessage, []byte(msg))
+	}
+	c.mu.Lock()
+	refuse, post := c.wsRefuse, c.wsPost
+	c.mu.Unlock()
+	authed := false
+	for {
+		var req struct {
+			Action  string            `json:"action"`
+			Headers map[string]string `json:"headers"`
+			Body    map[string]any    `json:"body"`
+		}
+		if err := conn.ReadJSON(&req); err != nil {
+			return
+		}
+		reply := func(status int, body string) {
+			write(fmt.Sprintf(`{"request": {"action": %q}, "headers": {"status": %d}, "body": %s}`, req.Action, status, body))
+		}
+		if req.Headers["Client-ID"] == "" || req.Headers["X-Project-ID"] != "pid" {
+			reply(400, `{"error": "headers"}`)
+			continue
+		}
+		switch req.Action {
+		case "authenticate":
+			authed = !refuse && c.ks.Valid(req.Headers["X-Auth-Token"])
+			if !authed {
+				reply(401, `{"error": "auth"}`)
+				continue
+			}
+			reply(200, `{}`)
+		case "queue_create", "subscription_create":
+			if !authed || req.Body["queue_name"] != "q1" {
+				reply(403, `{}`)
+				continue
+			}
+			reply(201, `{}`)
+			if req.Action == "subscription_create" && post != "" {
+				go func() {
+					time.Sleep(200 * time.Millisecond)
+					write(`{"body": ` + post + `, "ttl": 3600, "queue_name": "q1", "Message_Type": "Notification"}`)
+				}()
+			}
+		case "message_delete_many":
+			c.mu.Lock()
+			n := min(int(req.Body["pop"].(float64)), len(c.pending))
+			var msgs []string
+			for _, m := range c.pending[:n] {
+				msgs = append(msgs, fmt.Sprintf(`{"id": "m%d", "age": %d, "body": %s}`, m.seq, 1000-m.seq, m.body))
+			}
+			c.pending = c.pending[n:]
+			c.mu.Unlock()
+			reply(200, `{"messages": [`+strings.Join(msgs, ", ")+`]}`)
+		default:
+			reply(400, `{}`)
+		}
+	}
+}
+
+func TestWebsocket(t *testing.T) {
+	c := newCloud(t)
+	var log bytes.Buffer
+	col := newCollector(t, c, &log)
+	col.UseWebsockets, col.WaitTimeout = true, 2*time.Second
+	for v := 1; v <= 23; v++ {
+		c.post(snapshot(v))
+	}
+	if names, doc := collect(t, col); strings.Join(names, " ") != "zaqar d23" || !strings.HasPrefix(doc, `{"z": 23,`) {
+		t.Fatalf("pending: keys %v doc %s", names, doc)
+	}
+	// Nothing pending: the pass waits for the next snapshot.
+	c.mu.Lock()
+	c.wsPost = snapshot(30)
+	c.mu.Unlock()
+	start := time.Now()
+	if names, _ := collect(t, col); strings.Join(names, " ") != "zaqar d30" {
+		t.Fatalf("notified: keys %v", names)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("waited %v for a snapshot sent after 200ms", took)
+	}
+	// Nothing at all within the wait: the last snapshot stands.
+	c.mu.Lock()
+	c.wsPost = ""
+	c.mu.Unlock()
+	col.WaitTimeout = 300 * time.Millisecond
+	if names, _ := collect(t, col); strings.Join(names, " ") != "zaqar d30" {
+		t.Fatalf("quiet: keys %v", names)
 	}
 }
