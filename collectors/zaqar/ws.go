@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -190,7 +191,8 @@ func (c *Collector) popWebsocket(ctx context.Context) (pyjson.Value, error) {
 		for raw == nil {
 			f, err := w.read(wctx)
 			if err != nil {
-				if wctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+				var ne net.Error // gorilla re-wraps timeouts in its own type
+				if wctx.Err() != nil || errors.As(err, &ne) && ne.Timeout() {
 					return nil, nil // nothing new within the wait
 				}
 				return nil, fmt.Errorf("zaqar websocket: %v", err)
