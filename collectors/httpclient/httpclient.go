@@ -50,8 +50,9 @@ type Client struct {
 // ErrTooLarge is a body over the size cap.
 var ErrTooLarge = errors.New("response body over the size limit")
 
-// New builds a client.
-func New(o Options) (*Client, error) {
+// TLSConfig is the policy's TLS: at least 1.2, verification against the
+// CA file when given (else the system's), off only when Insecure.
+func TLSConfig(o Options) (*tls.Config, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.Insecure} //nolint:gosec // only when configured so
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
@@ -63,6 +64,15 @@ func New(o Options) (*Client, error) {
 			return nil, fmt.Errorf("CA file %s holds no PEM certificate", o.CAFile)
 		}
 		tlsConf.RootCAs = pool
+	}
+	return tlsConf, nil
+}
+
+// New builds a client.
+func New(o Options) (*Client, error) {
+	tlsConf, err := TLSConfig(o)
+	if err != nil {
+		return nil, err
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConf

@@ -7,19 +7,17 @@ package zaqar
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
@@ -53,17 +51,13 @@ type wsConn struct {
 }
 
 func (c *Collector) dialWebsocket(ctx context.Context, endpoint, token string) (*wsConn, error) {
-	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !c.Validate} //nolint:gosec // ssl_certificate_validation = false
-	if c.Validate && c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("[zaqar] ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("[zaqar] ca_file %s holds no PEM certificate", c.CAFile)
-		}
-		tlsConf.RootCAs = pool
+	opts := httpclient.Options{Insecure: !c.Validate}
+	if c.Validate {
+		opts.CAFile = c.CAFile
+	}
+	tlsConf, err := httpclient.TLSConfig(opts)
+	if err != nil {
+		return nil, fmt.Errorf("[zaqar] ca_file: %w", err)
 	}
 	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, TLSClientConfig: tlsConf, Proxy: http.ProxyFromEnvironment}
 	conn, _, err := d.DialContext(ctx, endpoint, nil)
