@@ -254,23 +254,13 @@ func describe(dir string, err error) string {
 	var f *runparts.Failure
 	switch {
 	case errors.As(err, &f) && f.Signal != 0:
-		return fmt.Sprintf("Command %s died with <Signals.%s: %d>.", cmd, signalName(f.Signal), int(f.Signal))
+		return fmt.Sprintf("Command %s %s.", cmd, pyos.DiedWith(f.Signal))
 	case errors.As(err, &f):
 		return fmt.Sprintf("Command %s returned non-zero exit status %d.", cmd, f.Status)
 	case errors.Is(err, runparts.ErrNotDir):
 		return fmt.Sprintf("%s is not a directory", dir)
 	}
 	return err.Error()
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	}
-	return fmt.Sprintf("SIG%d", int(s))
 }
 
 // coerceLocale makes the environment what the reference's children see:

@@ -137,6 +137,11 @@ func (c *Cache) Backup(dst string) error {
 	if err := os.RemoveAll(dst); err != nil {
 		return err
 	}
+	// Missing parents are made as Python's makedirs makes them (0777
+	// less the umask); the copy itself keeps the cache's mode.
+	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+		return err
+	}
 	return copyTree(c.Dir, dst)
 }
 

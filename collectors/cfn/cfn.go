@@ -190,7 +190,7 @@ func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field
 			v, err = pyjson.Loads([]byte(f.Text))
 		}
 		if err != nil {
-			_, e := c.unavailable(fmt.Sprintf("Path %s failed to parse as json. (%v)", path, err))
+			_, e := c.unavailable(fmt.Sprintf("Path %s failed to parse as json. (%s)", path, pyjson.PythonError(err)))
 			return nil, e
 		}
 		return v, nil

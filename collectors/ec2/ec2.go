@@ -38,7 +38,7 @@ type Collector struct {
 func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	if data, err := os.ReadFile(c.CachePath); err == nil {
 		if v, err := pyjson.Loads(data); err != nil {
-			c.Log.Warn(err.Error())
+			c.Log.Warn(pyjson.PythonError(err))
 		} else if pyjson.Truthy(v) {
 			return []merger.Entry{{Name: Name, Content: v}}, nil
 		}

@@ -45,7 +45,7 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 			doc, err = pyjson.Loads(data)
 		}
 		if err != nil {
-			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%v)", p, err), "collector", Name)
+			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%s)", p, pyjson.PythonError(err)), "collector", Name)
 			continue
 		}
 		merged = update(merged, doc)

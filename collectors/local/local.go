@@ -75,7 +75,7 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 					continue
 				}
 			}
-			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%v)", path, err), "collector", Name)
+			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%s)", path, pyjson.PythonError(err)), "collector", Name)
 		}
 	}
 	if len(out) == 0 {

@@ -47,6 +47,7 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/systemd"
 )
 
@@ -69,6 +70,7 @@ type Env struct {
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
+	pyos.CloseInheritedFDs() // the command gets stdin, stdout and stderr only
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec, Notify: systemd.New()}
@@ -379,7 +381,9 @@ func (r *runner) loop(ctx context.Context) error {
 				return err
 			}
 			if status != 0 {
-				return exitcode.With(status, fmt.Errorf("command exited %d", status))
+				// A command killed by signal n: -n, which exits as 256-n,
+				// as the reference's sys.exit of Python's returncode.
+				return exitcode.With(status&0xff, fmt.Errorf("command exited %d", status))
 			}
 			return nil
 		}
@@ -528,14 +532,18 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		fmt.Fprintln(r.env.Stdout, pyjson.DumpsIndent(obj, 1))
 		return 0, false, nil
 	}
-	r.setStage("the lock on " + r.cfg.CacheDir)
-	unlock, lerr := lockDir(ctx, r.cfg.CacheDir, r.log)
-	if lerr != nil {
-		err = lerr
-		return 0, false, exitcode.With(exitcode.Failure, err)
-	}
-	defer unlock()
 	got := r.collect(ctx)
+	// The lock lives on the cache directory; a pass with nothing to store
+	// and no cache yet neither needs it nor creates the directory (the
+	// reference creates it only to store a key).
+	if _, serr := os.Stat(r.cfg.CacheDir); serr == nil || len(got.entries) > 0 {
+		r.setStage("the lock on " + r.cfg.CacheDir)
+		unlock, lerr := lockDir(ctx, r.cfg.CacheDir, r.log)
+		if lerr != nil {
+			return 0, false, exitcode.With(exitcode.Failure, lerr)
+		}
+		defer unlock()
+	}
 	var paths, keys, changed []string
 	for _, e := range got.entries {
 		if got.kept[e.Name] {
@@ -590,6 +598,10 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		r.log.Warn(fmt.Sprintf("Command '%s' stopped: os-collect-config is stopping; will not cache new data.", r.cfg.Command))
 		return status, len(changed) > 0, nil
 	}
+	if status < 0 {
+		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' %s.", r.cfg.Command, pyos.DiedWith(syscall.Signal(-status))))
+		return status, len(changed) > 0, nil
+	}
 	if status != 0 {
 		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status))
 		return status, len(changed) > 0, nil
@@ -640,11 +652,14 @@ func lockDir(ctx context.Context, dir string, log *slog.Logger) (func(), error) 
 }
 
 // runCommand runs the command through /bin/sh -c with OS_CONFIG_FILES and
-// returns its exit status (128+n when killed by signal n).
+// returns its exit status (Python's returncode: -n when killed by signal n).
 func (r *runner) runCommand(ctx context.Context, paths []string) int {
 	files := strings.Join(paths, ":")
 	r.log.Info(fmt.Sprintf("Executing %s with OS_CONFIG_FILES=%s", r.cfg.Command, files))
-	cmd := exec.Command("/bin/sh", "-c", r.cfg.Command)
+	// The command starts with SIGHUP ignored, as under the reference
+	// (which ignored it before running the command); an ignored signal
+	// stays ignored in what the shell runs.
+	cmd := exec.Command("/bin/sh", "-c", "trap '' HUP; "+r.cfg.Command)
 	cmd.Env = append(withoutVar(r.env.Environ, "OS_CONFIG_FILES"), "OS_CONFIG_FILES="+files)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, r.env.Stdout, r.env.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -675,7 +690,7 @@ func (r *runner) runCommand(ctx context.Context, paths []string) int {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
+			return -int(ws.Signal()) // Python's returncode
 		}
 		return ee.ExitCode()
 	}

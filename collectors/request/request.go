@@ -83,7 +83,7 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 		}
 	}
 	if err != nil {
-		c.Log.Warn(fmt.Sprintf("Failed to parse as json. (%v)", err))
+		c.Log.Warn(fmt.Sprintf("Failed to parse as json. (%s)", pyjson.PythonError(err)))
 		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
 	}
 	c.last, c.etag, c.lastMod = doc, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")

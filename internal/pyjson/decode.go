@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -17,10 +18,35 @@ type SyntaxError struct {
 	Msg    string
 	Line   int
 	Column int
+	// py is Python's json.JSONDecodeError text for the same error, whose
+	// positions count characters: "Expecting value: line 1 column 1
+	// (char 0)".
+	py string
 }
 
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s: line %d column %d", e.Msg, e.Line, e.Column)
+}
+
+// Python is the error as Python's json module words it.
+func (e *SyntaxError) Python() string { return e.py }
+
+// PythonError is err as Python's json.loads would word it, when it is a
+// SyntaxError; other errors keep their text.
+func PythonError(err error) string {
+	if se, ok := err.(*SyntaxError); ok && se.py != "" {
+		return se.py
+	}
+	return err.Error()
+}
+
+// pyMessages are Python's words for the decoder's errors.
+var pyMessages = map[string]string{
+	"expecting value": "Expecting value", "extra data": "Extra data",
+	"expecting property name enclosed in double quotes": "Expecting property name enclosed in double quotes",
+	"expecting ':' delimiter":                           "Expecting ':' delimiter", "expecting ',' delimiter": "Expecting ',' delimiter",
+	"invalid control character in string": "Invalid control character at", "invalid \\uXXXX escape": "Invalid \\uXXXX escape",
+	"invalid \\escape": "Invalid \\escape", "unterminated string": "Unterminated string starting at",
 }
 
 // Loads decodes one JSON document as Python's json.loads does: duplicate
@@ -56,6 +82,12 @@ type decoder struct {
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
+	return d.errorAt(d.pos, format, args...)
+}
+
+// errorAt reports an error; pyPos is where Python's decoder reports it
+// (a byte offset here, turned into characters).
+func (d *decoder) errorAt(pyPos int, format string, args ...any) error {
 	line, col := 1, 1
 	for _, c := range d.data[:min(d.pos, len(d.data))] {
 		if c == '\n' {
@@ -65,7 +97,26 @@ func (d *decoder) errorf(format string, args ...any) error {
 			col++
 		}
 	}
-	return &SyntaxError{Msg: fmt.Sprintf(format, args...), Line: line, Column: col}
+	msg := fmt.Sprintf(format, args...)
+	pyLine, pyCol, char := 1, 1, 0
+	for _, c := range d.data[:min(pyPos, len(d.data))] {
+		if c&0xC0 == 0x80 {
+			continue // a continuation byte: same character
+		}
+		char++
+		if c == '\n' {
+			pyLine++
+			pyCol = 1
+		} else {
+			pyCol++
+		}
+	}
+	pyMsg, ok := pyMessages[format]
+	if !ok {
+		pyMsg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return &SyntaxError{Msg: msg, Line: line, Column: col,
+		py: fmt.Sprintf("%s: line %d column %d (char %d)", pyMsg, pyLine, pyCol, char)}
 }
 
 func (d *decoder) skipSpace() {
@@ -319,7 +370,7 @@ func (d *decoder) str() (string, error) {
 		case 'u':
 			r, ok := d.hex4()
 			if !ok {
-				return "", d.errorf("invalid \\uXXXX escape")
+				return "", d.errorAt(d.pos-1, "invalid \\uXXXX escape")
 			}
 			if utf16.IsSurrogate(r) && d.hasPrefix(`\u`) {
 				save := d.pos
@@ -334,10 +385,10 @@ func (d *decoder) str() (string, error) {
 			buf = utf8.AppendRune(buf, r)
 		default:
 			d.pos--
-			return "", d.errorf("invalid \\escape")
+			return "", d.errorAt(d.pos-1, "invalid \\escape")
 		}
 	}
-	return "", d.errorf("unterminated string")
+	return "", d.errorAt(start-1, "unterminated string")
 }
 
 func (d *decoder) hex4() (rune, bool) {

@@ -2,8 +2,11 @@ package pyjson
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -112,6 +115,38 @@ func BenchmarkLoads(b *testing.B) {
 	for b.Loop() {
 		if _, err := Loads(doc); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Errors in Python's words, checked against Python's json module.
+func TestPythonErrorWording(t *testing.T) {
+	inputs := []string{"", "   ", `{"a" 1}`, `{a}`, `[1 2]`, `"abc`, `"a\qb"`, `"a\u12"`, "\"a\x01\"", `[1]x`, "é x",
+		`{"é": tru}`, "{\n \"a\": [1,\n  2,,\n]}", `{"a": 1,}`, `[`, `{"a"`, `nul`, `-`, `1.`, "\"é\\x\""}
+	py := exec.Command("/usr/bin/python3", "-c", `
+import json, sys
+for s in json.load(sys.stdin):
+    try:
+        json.loads(s)
+        print("ok")
+    except json.JSONDecodeError as e:
+        print(e)
+`)
+	in, _ := json.Marshal(inputs)
+	py.Stdin = bytes.NewReader(in)
+	out, err := py.Output()
+	if err != nil {
+		t.Skipf("python3: %v", err)
+	}
+	want := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, s := range inputs {
+		_, err := Loads([]byte(s))
+		if err == nil {
+			t.Errorf("%q: no error, Python: %s", s, want[i])
+			continue
+		}
+		if got := PythonError(err); got != want[i] {
+			t.Errorf("%q: %s, Python: %s", s, got, want[i])
 		}
 	}
 }

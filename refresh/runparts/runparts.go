@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // DefaultRegex is the names dib-run-parts runs unless RUN_PARTS_REGEX says
@@ -216,7 +218,7 @@ func (r *Runner) Run(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	closeInheritedFDs()
+	pyos.CloseInheritedFDs()
 	env, workDir, err := r.scriptEnv(ctx, dir)
 	if err != nil {
 		return err
@@ -248,21 +250,6 @@ func (r *Runner) list(dir string, re *regexp.Regexp) ([]string, error) {
 		return nil, nil
 	}
 	return List(dir, re)
-}
-
-// closeInheritedFDs marks every descriptor above stderr close-on-exec, so
-// scripts get only stdin, stdout and stderr, as under the reference (whose
-// dib-run-parts is started with close_fds); a parent may have leaked some.
-func closeInheritedFDs() {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			unix.CloseOnExec(fd)
-		}
-	}
 }
 
 // profile prints dib-run-parts' table: rows sorted by name, as its
