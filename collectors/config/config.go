@@ -193,16 +193,21 @@ func Parse(args []string, env Env) (*Config, error) {
 		return nil, err
 	}
 
-	files, _ := res.Values("--config-file")
-	dirs, _ := res.Values("--config-dir")
-	if !res.Has("--config-file") {
-		files = defaultFiles(env, "os-collect-config.conf", false)
+	// oslo.config's order: the default files (only when no --config-file
+	// is given) and directories (only when no --config-dir is), then the
+	// command line from left to right, each --config-file or --config-dir
+	// read where it stands. A later value replaces an earlier one; values
+	// of a multi-valued option accumulate.
+	raw := map[string][]string{}
+	sources := map[string]string{}
+	assign := func(o *option, vals []string, source string) {
+		if o.kind == multi {
+			raw[o.key()] = append(raw[o.key()], vals...)
+		} else {
+			raw[o.key()] = []string{vals[len(vals)-1]}
+		}
+		sources[o.key()] = source
 	}
-	if !res.Has("--config-dir") {
-		dirs = defaultFiles(env, "os-collect-config.conf.d", true)
-	}
-	fileValues := map[string][]string{} // option key -> values, files in order
-	fileSource := map[string]string{}
 	var used []string
 	read := func(path string) error {
 		data, err := os.ReadFile(path)
@@ -213,44 +218,70 @@ func Parse(args []string, env Env) (*Config, error) {
 		return parseINI(path, data, func(section, key, value string) {
 			// Keys must be the option's dest as written (oslo.config does
 			// not read "metadata-url" in a file as metadata_url).
-			k := normalizeSection(section) + "." + key
-			if o := lookupFileKey(k); o != nil {
-				if o.kind == multi {
-					fileValues[o.key()] = append(fileValues[o.key()], value)
-				} else {
-					fileValues[o.key()] = []string{value}
-				}
-				fileSource[o.key()] = path
+			if o := lookupFileKey(normalizeSection(section) + "." + key); o != nil {
+				assign(o, []string{value}, path)
 			}
 		})
 	}
-	for _, f := range files {
-		if err := read(f); err != nil {
-			return nil, err
-		}
-	}
-	for _, d := range dirs {
+	readDir := func(d string) error {
 		matches, _ := filepath.Glob(filepath.Join(d, "*.conf"))
 		sort.Strings(matches)
 		for _, f := range matches {
+			if err := read(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !res.Has("--config-file") {
+		for _, f := range defaultFiles(env, "os-collect-config.conf", false) {
 			if err := read(f); err != nil {
 				return nil, err
 			}
 		}
 	}
-
-	raw := map[string][]string{}
-	sources := map[string]string{}
+	if !res.Has("--config-dir") {
+		for _, d := range defaultFiles(env, "os-collect-config.conf.d", true) {
+			if err := readDir(d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	flags := cliFlags()
+	for _, oc := range res.Occurrences() {
+		var err error
+		switch oc.Key {
+		case "--config-file":
+			err = read(oc.Values[0])
+		case "--config-dir":
+			err = readDir(oc.Values[0])
+		default:
+			f, ok := flags[oc.Key]
+			if !ok {
+				continue
+			}
+			switch {
+			case f.opt.kind == boolean:
+				assign(f.opt, []string{strconv.FormatBool(!f.negated)}, "command line")
+			case len(oc.Values) > 0:
+				assign(f.opt, oc.Values, "command line")
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	for i := range options {
 		o := &options[i]
-		vals, source := o.def, "default"
-		if v, ok := fileValues[o.key()]; ok {
-			vals, source = v, fileSource[o.key()]
+		if o.positional {
+			// Positional collectors replace the configured ones.
+			if v, ok := res.Values(o.name); ok && len(v) > 0 {
+				raw[o.key()], sources[o.key()] = v, "command line"
+			}
 		}
-		if v, ok := cliValues(o, res); ok {
-			vals, source = v, "command line"
+		if _, ok := raw[o.key()]; !ok {
+			raw[o.key()], sources[o.key()] = o.def, "default"
 		}
-		raw[o.key()], sources[o.key()] = vals, source
 	}
 	sub := &substituter{raw: raw}
 	c := &Config{ConfigFiles: used}
@@ -373,29 +404,26 @@ func findOption(group, dest string) *option {
 	return nil
 }
 
-// cliValues is what the command line says of an option, if anything.
-func cliValues(o *option, res *argparse.Result) ([]string, bool) {
-	if o.positional {
-		v, ok := res.Values(o.name)
-		return v, ok && len(v) > 0
-	}
-	long := "--" + o.flag(o.name)
-	switch o.kind {
-	case boolean:
-		switch res.Last(long, "--"+o.flag("no"+o.name)) {
-		case long:
-			return []string{"true"}, true
-		case "":
-			return nil, false
+// cliFlag is the option a command-line key sets, and whether it is the
+// --noX form of a boolean.
+type cliFlag struct {
+	opt     *option
+	negated bool
+}
+
+func cliFlags() map[string]cliFlag {
+	m := map[string]cliFlag{}
+	for i := range options {
+		o := &options[i]
+		if o.positional {
+			continue
 		}
-		return []string{"false"}, true
-	case multi:
-		return res.Values(long)
+		m["--"+o.flag(o.name)] = cliFlag{opt: o}
+		if o.kind == boolean {
+			m["--"+o.flag("no"+o.name)] = cliFlag{opt: o, negated: true}
+		}
 	}
-	if !res.Has(long) {
-		return nil, false
-	}
-	return []string{res.Value(long, "")}, true
+	return m
 }
 
 func lookupFileKey(k string) *option {

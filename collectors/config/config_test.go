@@ -56,6 +56,14 @@ cache_ttl = 60
 		"d/1.conf": "[DEFAULT]\ncachedir = /d1\ncommand = y\n",
 		"d/x.txt":  "[DEFAULT]\ncachedir = /ignored\n",
 	}},
+	{name: "command line and files in argument order", args: []string{"--cachedir", "/cli", "--heat_local-path", "/cli1", "--config-file", "$D/a.conf",
+		"--heat_local-path", "/cli2", "-c", "cli", "--config-file", "$D/b.conf", "--noforce", "--polling-interval", "9"}, files: map[string]string{
+		"a.conf": "[DEFAULT]\ncachedir = /a\ncommand = a\nforce = true\n[heat_local]\npath = /a1\n",
+		"b.conf": "[DEFAULT]\ncommand = b\npolling_interval = 4\n[heat_local]\npath = /b1\n",
+	}},
+	{name: "default file, then the command line", args: []string{"--cachedir", "/cli"}, files: map[string]string{
+		"os-collect-config.conf": "[DEFAULT]\ncachedir = /home\ncommand = from-home\n[local]\npath = /h\n",
+	}},
 	{name: "default file in HOME", args: nil, files: map[string]string{
 		"os-collect-config.conf": "[DEFAULT]\ncommand = from-home\n[ec2]\ntimeout = 3\n",
 	}},

@@ -51,7 +51,18 @@ type Parser struct {
 type Result struct {
 	values map[string][]string
 	order  []string // keys in the order given
+	occ    []Occurrence
 }
+
+// Occurrence is one option as given on the command line, in order: its
+// key (first long name) and its values (none for a flag).
+type Occurrence struct {
+	Key    string
+	Values []string
+}
+
+// Occurrences lists the options in the order given, one entry per use.
+func (r *Result) Occurrences() []Occurrence { return r.occ }
 
 // Last returns which of the given option names came last on the command
 // line ("" if none): argparse lets the last of --x and --nox win.
@@ -191,6 +202,7 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 				if o.Kind == Flag {
 					// "-vt": the rest is more short options.
 					res.values[p.key(o)] = []string{}
+					res.occ = append(res.occ, Occurrence{Key: p.key(o)})
 					args = append(args[:i+1], append([]string{"-" + a[2:]}, args[i+1:]...)...)
 					continue
 				}
@@ -207,6 +219,7 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 				return nil, p.usageError("argument %s: ignored explicit argument '%s'", strings.Join(o.Names, "/"), explicit)
 			}
 			res.values[key] = []string{}
+			res.occ = append(res.occ, Occurrence{Key: key})
 		case One, Append:
 			v := explicit
 			if !hasExplicit {
@@ -221,6 +234,7 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 			} else {
 				res.values[key] = []string{v}
 			}
+			res.occ = append(res.occ, Occurrence{Key: key, Values: []string{v}})
 		case Many:
 			vals := []string{}
 			if hasExplicit {
@@ -232,6 +246,7 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 				}
 			}
 			res.values[key] = vals
+			res.occ = append(res.occ, Occurrence{Key: key, Values: vals})
 		}
 	}
 	return res, nil
