@@ -154,20 +154,16 @@ func (c *Collector) popWebsocket(ctx context.Context) (pyjson.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		var got struct {
-			Messages []message `json:"messages"`
+		msgs, err := c.decodeMessages(body)
+		if err != nil {
+			return nil, err
 		}
-		if len(body) > 0 && string(body) != `""` {
-			if err := json.Unmarshal(body, &got); err != nil {
-				return nil, fmt.Errorf("the answer of queue %s is not JSON: %v", c.QueueID, err)
+		for i := range msgs {
+			if newest == nil || msgs[i].Age <= newest.Age {
+				newest = &msgs[i]
 			}
 		}
-		for i := range got.Messages {
-			if newest == nil || got.Messages[i].Age <= newest.Age {
-				newest = &got.Messages[i]
-			}
-		}
-		if len(got.Messages) < popBatch {
+		if len(msgs) < popBatch {
 			break
 		}
 	}

@@ -105,7 +105,7 @@ func (c *Collector) unavailable(err error) ([]merger.Entry, error) {
 
 // message is one popped message; Body keeps its key order.
 type message struct {
-	Age  int             `json:"age"`
+	Age  float64         `json:"age"` // seconds; fractional with some stores
 	Body json.RawMessage `json:"body"`
 }
 
@@ -171,14 +171,33 @@ func (c *Collector) pop(ctx context.Context, url string) ([]message, error) {
 		case resp.Status != http.StatusOK:
 			return nil, fmt.Errorf("DELETE %s: status %d", httpclient.Redact(url), resp.Status)
 		}
-		var body struct {
-			Messages []message `json:"messages"`
-		}
-		if err := json.Unmarshal(resp.Body, &body); err != nil {
-			return nil, fmt.Errorf("the answer of queue %s is not JSON: %v", c.QueueID, err)
-		}
-		return body.Messages, nil
+		return c.decodeMessages(resp.Body)
 	}
+}
+
+// decodeMessages reads a pop's answer message by message: the messages
+// are consumed already, so one that cannot be read is skipped with a
+// warning rather than taking the others with it.
+func (c *Collector) decodeMessages(body []byte) ([]message, error) {
+	var answer struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if len(body) == 0 || string(body) == `""` {
+		return nil, nil
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return nil, fmt.Errorf("the answer of queue %s is not JSON: %v", c.QueueID, err)
+	}
+	out := make([]message, 0, len(answer.Messages))
+	for _, raw := range answer.Messages {
+		var m message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			c.Log.Warn(fmt.Sprintf("Skipping a message of queue %s: %v", c.QueueID, err))
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // fromCache reads the last snapshot this node stored (zaqar.json).
