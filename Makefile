@@ -5,7 +5,7 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build deps test unit bench demo install clean fmt systemd-test
+.PHONY: build deps test unit bench demo install clean fmt systemd-test e2e
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -34,6 +34,13 @@ unit:
 # /var/cache/tripleo-agent-test). make test skips it unless SYSTEMD_LAB=1.
 systemd-test:
 	REQUIRE_SYSTEMD_LAB=1 $(GO) test -count=1 -v -timeout 15m ./test/systemd/
+
+# os-collect-config's collectors against a real Keystone, Heat, Swift and
+# Zaqar on 127.0.0.1 (test/e2e; root; installs Debian's packages if
+# missing, state in /var/tmp/tripleo-agent-e2e, stops what it started).
+# make test skips it unless E2E=1.
+e2e:
+	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m ./test/e2e/
 
 # Go benchmarks, then ours against the reference, twice: on the disk under
 # the checkout (.bench/, real durability costs; not /tmp, which is much
