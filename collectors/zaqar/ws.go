@@ -148,24 +148,15 @@ func (c *Collector) popWebsocket(ctx context.Context) (pyjson.Value, error) {
 	if _, err := w.send(ctx, "subscription_create", map[string]any{"queue_name": c.QueueID, "ttl": 10000}, nil); err != nil {
 		return nil, err
 	}
-	var newest *message
-	for batch := 0; batch < 50; batch++ {
+	newest, err := drain(func() ([]message, error) {
 		body, err := w.send(ctx, "message_delete_many", map[string]any{"queue_name": c.QueueID, "pop": popBatch}, nil)
 		if err != nil {
 			return nil, err
 		}
-		msgs, err := c.decodeMessages(body)
-		if err != nil {
-			return nil, err
-		}
-		for i := range msgs {
-			if newest == nil || msgs[i].Age <= newest.Age {
-				newest = &msgs[i]
-			}
-		}
-		if len(msgs) < popBatch {
-			break
-		}
+		return c.decodeMessages(body)
+	})
+	if err != nil {
+		return nil, err
 	}
 	var raw json.RawMessage
 	switch {

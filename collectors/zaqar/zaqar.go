@@ -120,9 +120,29 @@ func (c *Collector) popAll(ctx context.Context) (pyjson.Value, error) {
 		return nil, err
 	}
 	url := strings.TrimRight(endpoint, "/") + "/v2/queues/" + c.QueueID + fmt.Sprintf("/messages?pop=%d", popBatch)
+	newest, err := drain(func() ([]message, error) { return c.pop(ctx, url) })
+	if err != nil {
+		return nil, err
+	}
+	if newest == nil {
+		return nil, nil
+	}
+	doc, err := pyjson.Loads(newest.Body)
+	if err != nil {
+		return nil, fmt.Errorf("a message of queue %s is not JSON: %v", c.QueueID, err)
+	}
+	if _, ok := doc.(*pyjson.Object); !ok {
+		return nil, fmt.Errorf("a message of queue %s is not a JSON object", c.QueueID)
+	}
+	return doc, nil
+}
+
+// drain pops batches until the queue is empty (at most 1000 snapshots
+// per poll) and returns the newest message, nil if there was none.
+func drain(pop func() ([]message, error)) (*message, error) {
 	var newest *message
-	for batch := 0; batch < 50; batch++ { // at most 1000 snapshots per poll
-		msgs, err := c.pop(ctx, url)
+	for batch := 0; batch < 50; batch++ {
+		msgs, err := pop()
 		if err != nil {
 			return nil, err
 		}
@@ -136,17 +156,7 @@ func (c *Collector) popAll(ctx context.Context) (pyjson.Value, error) {
 			break
 		}
 	}
-	if newest == nil {
-		return nil, nil
-	}
-	doc, err := pyjson.Loads(newest.Body)
-	if err != nil {
-		return nil, fmt.Errorf("a message of queue %s is not JSON: %v", c.QueueID, err)
-	}
-	if _, ok := doc.(*pyjson.Object); !ok {
-		return nil, fmt.Errorf("a message of queue %s is not a JSON object", c.QueueID)
-	}
-	return doc, nil
+	return newest, nil
 }
 
 // pop makes one pop request; a refused token is replaced once.
