@@ -12,7 +12,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -183,14 +182,9 @@ func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field
 		if f.XMLName.Local != field {
 			continue
 		}
-		var v pyjson.Value
-		if msg, bad := pyos.DecodeError([]byte(f.Text)); bad {
-			err = errors.New(msg)
-		} else {
-			v, err = pyjson.Loads([]byte(f.Text))
-		}
+		v, err := pyos.LoadsJSON([]byte(f.Text))
 		if err != nil {
-			_, e := c.unavailable(fmt.Sprintf("Path %s failed to parse as json. (%s)", path, pyjson.PythonError(err)))
+			_, e := c.unavailable(fmt.Sprintf("Path %s failed to parse as json. (%v)", path, err))
 			return nil, e
 		}
 		return v, nil

@@ -38,14 +38,9 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", p, pyos.ErrorString(err, p)), "collector", Name)
 			continue
 		}
-		var doc pyjson.Value
-		if msg, bad := pyos.DecodeError(data); bad {
-			err = fmt.Errorf("%s", msg)
-		} else {
-			doc, err = pyjson.Loads(data)
-		}
+		doc, err := pyos.LoadsJSON(data)
 		if err != nil {
-			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%s)", p, pyjson.PythonError(err)), "collector", Name)
+			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%v)", p, err), "collector", Name)
 			continue
 		}
 		merged = update(merged, doc)

@@ -68,14 +68,12 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 			data, err := os.ReadFile(path)
 			if err == nil {
 				var doc pyjson.Value
-				if msg, bad := pyos.DecodeError(data); bad {
-					err = fmt.Errorf("%s", msg)
-				} else if doc, err = pyjson.Loads(data); err == nil {
+				if doc, err = pyos.LoadsJSON(data); err == nil {
 					out = append(out, merger.Entry{Name: name, Content: doc})
 					continue
 				}
 			}
-			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%s)", path, pyjson.PythonError(err)), "collector", Name)
+			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%v)", path, err), "collector", Name)
 		}
 	}
 	if len(out) == 0 {

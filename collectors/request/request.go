@@ -71,19 +71,14 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 		c.Log.Warn(msg)
 		return nil, fmt.Errorf("%w: %s", collectors.ErrNotAvailable, msg)
 	}
-	var doc pyjson.Value
-	if msg, bad := pyos.DecodeError(resp.Body); bad {
-		err = fmt.Errorf("%s", msg)
-	} else {
-		doc, err = pyjson.Loads(resp.Body)
-	}
+	doc, err := pyos.LoadsJSON(resp.Body)
 	if err == nil {
 		if _, ok := doc.(*pyjson.Object); !ok {
 			err = fmt.Errorf("not a JSON object")
 		}
 	}
 	if err != nil {
-		c.Log.Warn(fmt.Sprintf("Failed to parse as json. (%s)", pyjson.PythonError(err)))
+		c.Log.Warn(fmt.Sprintf("Failed to parse as json. (%v)", err))
 		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
 	}
 	c.last, c.etag, c.lastMod = doc, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")

@@ -78,3 +78,16 @@ func decodeMsg(data []byte, start, end int, reason string) string {
 	}
 	return fmt.Sprintf("'utf-8' codec can't decode bytes in position %d-%d: %s", start, end-1, reason)
 }
+
+// LoadsJSON is Python's json.loads of bytes: a document that is not UTF-8
+// or not JSON is an error worded as Python words it.
+func LoadsJSON(data []byte) (pyjson.Value, error) {
+	if msg, bad := DecodeError(data); bad {
+		return nil, errors.New(msg)
+	}
+	v, err := pyjson.Loads(data)
+	if err != nil {
+		return nil, errors.New(pyjson.PythonError(err))
+	}
+	return v, nil
+}
