@@ -11,7 +11,8 @@
 //   - staged data reaches the disk before the renames (one syncfs per
 //     filesystem rather than one fsync per file, which would cost as much as
 //     the whole run) and the renames reach it before success is reported
-//     (one fsync per directory).
+//     (one fsync per changed directory, or one more syncfs where many
+//     directories changed).
 package writer
 
 import (
@@ -307,18 +308,24 @@ func removeTemps(plan []planned) {
 	}
 }
 
-// dirSet remembers the directories whose entries changed, to fsync each
-// once at the end, the directories known to exist, and one directory per
-// filesystem written to, for syncfs.
+// dirSet remembers the directories whose entries changed, to make them
+// durable once at the end, the directories known to exist (with their
+// filesystem), and one directory per filesystem written to, for syncfs.
 type dirSet struct {
 	order  []string
 	seen   map[string]bool
-	exists map[string]bool
+	exists map[string]uint64 // directory -> device
 	fsDirs map[uint64]string
 }
 
+// maxDirFsyncs is how many changed directories of one filesystem are
+// fsynced one by one; past it, one syncfs covers them all. Each fsync of a
+// directory is a journal commit: a first render creates some 300
+// directories, and 300 commits cost more than the rest of the run.
+const maxDirFsyncs = 8
+
 func newDirSet() *dirSet {
-	return &dirSet{seen: map[string]bool{}, exists: map[string]bool{}, fsDirs: map[uint64]string{}}
+	return &dirSet{seen: map[string]bool{}, exists: map[string]uint64{}, fsDirs: map[uint64]string{}}
 }
 
 func (d *dirSet) add(dir string) {
@@ -340,7 +347,7 @@ func (d *dirSet) filesystems() []string {
 // mkdirAll creates dir and its missing parents (0777 less the umask, as
 // the reference's makedirs) and records each parent that gained an entry.
 func (d *dirSet) mkdirAll(dir string) error {
-	if d.exists[dir] {
+	if _, ok := d.exists[dir]; ok {
 		return nil
 	}
 	var st unix.Stat_t
@@ -362,23 +369,50 @@ func (d *dirSet) mkdirAll(dir string) error {
 			return err
 		}
 	}
-	d.exists[dir] = true
+	d.exists[dir] = st.Dev
 	if _, ok := d.fsDirs[st.Dev]; !ok {
 		d.fsDirs[st.Dev] = dir
 	}
 	return nil
 }
 
+// sync makes the changed directory entries durable: an fsync per
+// directory, or one syncfs for a filesystem with many changed directories.
 func (d *dirSet) sync() error {
+	byDev := map[uint64][]string{}
+	var devs []uint64
 	for _, dir := range d.order {
-		f, err := os.Open(dir)
-		if err != nil {
-			return &Error{Path: dir, Err: err}
+		dev, ok := d.exists[dir]
+		if !ok { // the directory of a deleted file
+			var st unix.Stat_t
+			if err := unix.Stat(dir, &st); err != nil {
+				return &Error{Path: dir, Err: err}
+			}
+			dev = st.Dev
 		}
-		err = syncDir(f)
-		f.Close()
-		if err != nil {
-			return &Error{Path: dir, Err: err}
+		if _, ok := byDev[dev]; !ok {
+			devs = append(devs, dev)
+		}
+		byDev[dev] = append(byDev[dev], dir)
+	}
+	for _, dev := range devs {
+		dirs := byDev[dev]
+		if len(dirs) > maxDirFsyncs {
+			if err := syncDirFS(dirs[0]); err != nil {
+				return &Error{Path: dirs[0], Err: err}
+			}
+			continue
+		}
+		for _, dir := range dirs {
+			f, err := os.Open(dir)
+			if err != nil {
+				return &Error{Path: dir, Err: err}
+			}
+			err = syncDir(f)
+			f.Close()
+			if err != nil {
+				return &Error{Path: dir, Err: err}
+			}
 		}
 	}
 	return nil

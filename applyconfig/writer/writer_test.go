@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -209,6 +210,42 @@ func TestDurabilityIsBatched(t *testing.T) {
 	}
 	if len(fsSyncs)+len(dirSyncs) != 0 {
 		t.Errorf("syncs on an unchanged run: %v %v", fsSyncs, dirSyncs)
+	}
+}
+
+// Past maxDirFsyncs changed directories on a filesystem, one syncfs after
+// the renames replaces the directory fsyncs (a first render creates
+// hundreds of directories, each fsync a journal commit).
+func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
+	var fsSyncs, dirSyncs []string
+	oldFS, oldDir := syncFS, syncDir
+	syncFS = func(f *os.File) error { fsSyncs = append(fsSyncs, f.Name()); return nil }
+	syncDir = func(f *os.File) error { dirSyncs = append(dirSyncs, f.Name()); return nil }
+	t.Cleanup(func() { syncFS, syncDir = oldFS, oldDir })
+
+	dir := t.TempDir()
+	var files []File
+	for i := range maxDirFsyncs + 1 {
+		files = append(files, file(filepath.Join(dir, "etc", fmt.Sprint(i), "f"), "x"))
+	}
+	if _, err := Apply(files, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if len(fsSyncs) != 2 || len(dirSyncs) != 0 {
+		t.Errorf("syncfs %v and directory fsyncs %v; want 2 syncfs (staged data, then entries) and no fsync", fsSyncs, dirSyncs)
+	}
+	// Deleting in as many directories: the same, though those directories
+	// were not created by this run.
+	fsSyncs, dirSyncs = nil, nil
+	for i := range files {
+		files[i].Body, files[i].AllowEmpty = nil, false
+	}
+	res, err := Apply(files, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Deleted) != len(files) || len(fsSyncs) != 1 || len(dirSyncs) != 0 {
+		t.Errorf("deleted %d, syncfs %v, fsyncs %v; want %d, 1, none", len(res.Deleted), fsSyncs, dirSyncs, len(files))
 	}
 }
 
