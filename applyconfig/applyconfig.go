@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tripleo-go/agent/applyconfig/control"
@@ -412,23 +413,25 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 
 // renderAll renders every template, in parallel, and returns the results
 // in template order so the first error is the reference's first error.
+// Workers take the next index from a counter: a channel hand-off per
+// template cost a wake-up each.
 func renderAll(ctx context.Context, md *render.Metadata, templates []template, accounts control.Accounts) []rendered {
 	results := make([]rendered, len(templates))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(templates)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				results[i] = renderOne(ctx, md, templates[i], accounts)
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(templates) {
+				return
 			}
-		}()
+			results[i] = renderOne(ctx, md, templates[i], accounts)
+		}
 	}
-	for i := range templates {
-		jobs <- i
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(templates)) - 1 {
+		wg.Go(work)
 	}
-	close(jobs)
+	work()
 	wg.Wait()
 	return results
 }
