@@ -32,6 +32,9 @@ type benchCase struct {
 	name    string
 	meta    []string
 	prepare func(ctx context.Context, p program, outDir string) error
+	// floor, set once round 0 has verified the outputs, is timed after the
+	// two programs in each round (see floor.go).
+	floor floor
 }
 
 // bench holds what every case needs.
@@ -124,12 +127,38 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 			}
 		}
 		if round == 0 {
-			if err := b.verify(ctx, c); err != nil {
+			if err := b.verify(ctx, &c); err != nil {
 				return res, err
 			}
 		}
+		if c.floor != nil && round >= b.cfg.warmup {
+			d, err := b.timeFloor(c)
+			if err != nil {
+				return res, fmt.Errorf("case %s: floor: %w", c.name, err)
+			}
+			res.floor = append(res.floor, sample{Wall: d})
+		}
 	}
 	return res, nil
+}
+
+// timeFloor times c's floor in a directory readied like the programs'.
+// The fresh floor writes into its own empty directory; the steady floor
+// reads ours' output, which the round just brought up to date.
+func (b *bench) timeFloor(c benchCase) (time.Duration, error) {
+	dir := b.outDir(c, b.ours)
+	if c.name == "fresh" {
+		dir = filepath.Join(b.workdir, "out", "fresh-floor")
+		if err := resetDir(dir); err != nil {
+			return 0, err
+		}
+	}
+	syscall.Sync()
+	d, err := c.floor(dir)
+	if c.name == "fresh" {
+		os.RemoveAll(dir)
+	}
+	return d, err
 }
 
 // render runs one whole os-apply-config process and measures it. Output
@@ -173,12 +202,12 @@ func tail(path string, n int) string {
 }
 
 // verify compares the trees both programs wrote in the same round.
-func (b *bench) verify(ctx context.Context, c benchCase) error {
-	refTree, err := snapshot(b.outDir(c, b.ref))
+func (b *bench) verify(ctx context.Context, c *benchCase) error {
+	refTree, err := snapshot(b.outDir(*c, b.ref))
 	if err != nil {
 		return err
 	}
-	oursTree, err := snapshot(b.outDir(c, b.ours))
+	oursTree, err := snapshot(b.outDir(*c, b.ours))
 	if err != nil {
 		return err
 	}
@@ -190,13 +219,19 @@ func (b *bench) verify(ctx context.Context, c benchCase) error {
 		return fmt.Errorf("case %s: %w", c.name, errMismatch)
 	}
 	fmt.Fprintf(b.stdout, "%s: outputs identical (%d files, paths+bytes+modes)\n", c.name, countFiles(refTree))
+	switch c.name {
+	case "fresh":
+		c.floor = freshFloor(oursTree)
+	case "steady":
+		c.floor = steadyFloor(b.paths.templates, c.meta, oursTree)
+	}
 	if c.name == "steady" {
 		return b.reportSteadyChange(ctx, refTree)
 	}
 	return nil
 }
 
-func (b *bench) reportMismatch(c benchCase, diffs []string) {
+func (b *bench) reportMismatch(c *benchCase, diffs []string) {
 	w := b.progress
 	fmt.Fprintf(w, "\n!!!!!! WARNING: OUTPUT MISMATCH in case %s: ref and ours wrote different trees (%d differences); timings are meaningless, case skipped !!!!!!\n",
 		c.name, len(diffs))

@@ -71,4 +71,27 @@ func TestPrintReportTargets(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "ceiling;") {
+		t.Errorf("no floor measured, yet a ceiling is reported:\n%s", out)
+	}
+}
+
+// A floor turns into a ceiling on the ratio; a target above it is said to
+// be out of reach on this machine.
+func TestPrintReportCeiling(t *testing.T) {
+	var b bytes.Buffer
+	printReport(&b, buildCorpus(1), []caseResult{
+		{name: "fresh", ref: ms(1200), ours: ms(1100), floor: ms(1000, 1000, 1000)}, // ceiling 1.2x
+		{name: "steady", ref: ms(1200), ours: ms(100), floor: ms(10)},               // ceiling 120x
+	})
+	out := b.String()
+	for _, want := range []string{"1.2x", "120.0x", "ratio >= 10x MISS (above the ceiling)",
+		"fresh: the target ratio is above this machine's ceiling"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "steady: the target ratio is above") {
+		t.Errorf("steady's target is below its ceiling:\n%s", out)
+	}
 }
