@@ -173,15 +173,23 @@ func BenchmarkApplyUnchanged(b *testing.B) {
 	}
 }
 
+// syncs records the durability calls instead of making them.
+type syncs struct{ fs, dirs []string }
+
+func recordSyncs(t *testing.T) *syncs {
+	s := &syncs{}
+	oldFS, oldDir := syncFS, syncDir
+	syncFS = func(f *os.File) error { s.fs = append(s.fs, f.Name()); return nil }
+	syncDir = func(f *os.File) error { s.dirs = append(s.dirs, f.Name()); return nil }
+	t.Cleanup(func() { syncFS, syncDir = oldFS, oldDir })
+	return s
+}
+
 // Durability is batched: one syncfs for all staged files of a filesystem
 // before the renames, then one fsync per directory that changed (including
 // the parents of directories created on the way).
 func TestDurabilityIsBatched(t *testing.T) {
-	var fsSyncs, dirSyncs []string
-	oldFS, oldDir := syncFS, syncDir
-	syncFS = func(f *os.File) error { fsSyncs = append(fsSyncs, f.Name()); return nil }
-	syncDir = func(f *os.File) error { dirSyncs = append(dirSyncs, f.Name()); return nil }
-	t.Cleanup(func() { syncFS, syncDir = oldFS, oldDir })
+	s := recordSyncs(t)
 
 	dir := t.TempDir()
 	var files []File
@@ -191,25 +199,25 @@ func TestDurabilityIsBatched(t *testing.T) {
 	if _, err := Apply(files, quiet); err != nil {
 		t.Fatal(err)
 	}
-	if len(fsSyncs) != 1 {
-		t.Errorf("syncfs calls: %v, want 1", fsSyncs)
+	if len(s.fs) != 1 {
+		t.Errorf("syncfs calls: %v, want 1", s.fs)
 	}
 	want := map[string]bool{dir: true, dir + "/etc": true, dir + "/etc/a": true, dir + "/etc/b": true}
-	if len(dirSyncs) != len(want) {
-		t.Errorf("directory syncs %v, want each of %v once", dirSyncs, want)
+	if len(s.dirs) != len(want) {
+		t.Errorf("directory syncs %v, want each of %v once", s.dirs, want)
 	}
-	for _, d := range dirSyncs {
+	for _, d := range s.dirs {
 		if !want[d] {
 			t.Errorf("unexpected directory sync %s", d)
 		}
 	}
 	// Nothing changed: nothing to make durable.
-	fsSyncs, dirSyncs = nil, nil
+	s.fs, s.dirs = nil, nil
 	if _, err := Apply(files, quiet); err != nil {
 		t.Fatal(err)
 	}
-	if len(fsSyncs)+len(dirSyncs) != 0 {
-		t.Errorf("syncs on an unchanged run: %v %v", fsSyncs, dirSyncs)
+	if len(s.fs)+len(s.dirs) != 0 {
+		t.Errorf("syncs on an unchanged run: %v %v", s.fs, s.dirs)
 	}
 }
 
@@ -217,11 +225,7 @@ func TestDurabilityIsBatched(t *testing.T) {
 // the renames replaces the directory fsyncs (a first render creates
 // hundreds of directories, each fsync a journal commit).
 func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
-	var fsSyncs, dirSyncs []string
-	oldFS, oldDir := syncFS, syncDir
-	syncFS = func(f *os.File) error { fsSyncs = append(fsSyncs, f.Name()); return nil }
-	syncDir = func(f *os.File) error { dirSyncs = append(dirSyncs, f.Name()); return nil }
-	t.Cleanup(func() { syncFS, syncDir = oldFS, oldDir })
+	s := recordSyncs(t)
 
 	dir := t.TempDir()
 	var files []File
@@ -231,12 +235,12 @@ func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
 	if _, err := Apply(files, quiet); err != nil {
 		t.Fatal(err)
 	}
-	if len(fsSyncs) != 2 || len(dirSyncs) != 0 {
-		t.Errorf("syncfs %v and directory fsyncs %v; want 2 syncfs (staged data, then entries) and no fsync", fsSyncs, dirSyncs)
+	if len(s.fs) != 2 || len(s.dirs) != 0 {
+		t.Errorf("syncfs %v and directory fsyncs %v; want 2 syncfs (staged data, then entries) and no fsync", s.fs, s.dirs)
 	}
 	// Deleting in as many directories: the same, though those directories
 	// were not created by this run.
-	fsSyncs, dirSyncs = nil, nil
+	s.fs, s.dirs = nil, nil
 	for i := range files {
 		files[i].Body, files[i].AllowEmpty = nil, false
 	}
@@ -244,8 +248,8 @@ func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Deleted) != len(files) || len(fsSyncs) != 1 || len(dirSyncs) != 0 {
-		t.Errorf("deleted %d, syncfs %v, fsyncs %v; want %d, 1, none", len(res.Deleted), fsSyncs, dirSyncs, len(files))
+	if len(res.Deleted) != len(files) || len(s.fs) != 1 || len(s.dirs) != 0 {
+		t.Errorf("deleted %d, syncfs %v, fsyncs %v; want %d, 1, none", len(res.Deleted), s.fs, s.dirs, len(files))
 	}
 }
 
