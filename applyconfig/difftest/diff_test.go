@@ -12,7 +12,6 @@ package difftest
 import (
 	"bytes"
 	"context"
-	"github.com/tripleo-go/agent/internal/difftest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/difftest"
 )
 
 var (

@@ -21,11 +21,11 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/config"
-	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Name is the collector's name.
@@ -38,7 +38,7 @@ type Config struct {
 	HintFile        string
 	StackName       string
 	AccessKeyID     string
-	SecretAccessKey config.Secret
+	SecretAccessKey secret.String
 	Paths           []string
 	DeploymentKeys  []string
 }
@@ -84,7 +84,7 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	}
 	base, err := url.Parse(cfg.MetadataURL)
 	if err != nil || base.Host == "" {
-		return c.unavailable(fmt.Sprintf("Invalid metadata_url %s", httpclient.Redact(cfg.MetadataURL)))
+		return c.unavailable(fmt.Sprintf("Invalid metadata_url %s", secret.RedactURL(cfg.MetadataURL)))
 	}
 	merged := pyjson.NewObject(0)
 	for _, path := range cfg.Paths {
@@ -166,7 +166,7 @@ func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field
 		return nil, e
 	}
 	if resp.Status >= 400 {
-		_, e := c.unavailable(fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), httpclient.Redact(u.String())))
+		_, e := c.unavailable(fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(u.String())))
 		return nil, e
 	}
 	var doc describeResponse

@@ -18,11 +18,11 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/httpclient"
+	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
-const secret = "S3CRET-key"
+const secretKey = "S3CRET-key"
 
 // server is a heat-api-cfn stand-in that checks every request's signature
 // (computed by SignV2, itself checked against keystoneclient below) and
@@ -54,7 +54,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			params = append(params, [2]string{k, q.Get(k)})
 		}
 	}
-	if want := SignV2(secret, r.Method, r.Host, r.URL.Path, params); q.Get("Signature") != want || q.Get("AWSAccessKeyId") != "AKID" {
+	if want := SignV2(secretKey, r.Method, r.Host, r.URL.Path, params); q.Get("Signature") != want || q.Get("AWSAccessKeyId") != "AKID" {
 		http.Error(w, "<ErrorResponse><Error><Code>SignatureDoesNotMatch</Code></Error></ErrorResponse>", http.StatusForbidden)
 		return
 	}
@@ -76,7 +76,7 @@ func newCollector(t *testing.T, url string, log *bytes.Buffer, paths ...string) 
 		t.Fatal(err)
 	}
 	return &Collector{
-		Config: Config{MetadataURL: url, StackName: "overcloud-Controller-0.x", AccessKeyID: "AKID", SecretAccessKey: secret,
+		Config: Config{MetadataURL: url, StackName: "overcloud-Controller-0.x", AccessKeyID: "AKID", SecretAccessKey: secretKey,
 			Paths: paths, DeploymentKeys: []string{"deployments"}},
 		Client: client,
 		Log:    slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -118,7 +118,7 @@ func TestCollectSeveralPaths(t *testing.T) {
 	if len(srv.requests) != 2 || !strings.HasPrefix(srv.requests[0], "Action=DescribeStackResource&StackName=overcloud-Controller-0.x&LogicalResourceId=server&AWSAccessKeyId=AKID&SignatureVersion=2&SignatureMethod=HmacSHA256&Signature=") {
 		t.Fatalf("requests %q", srv.requests)
 	}
-	if strings.Contains(log.String(), secret) {
+	if strings.Contains(log.String(), secretKey) {
 		t.Fatalf("the secret in the log: %s", log.String())
 	}
 }
@@ -191,7 +191,7 @@ func TestUnavailable(t *testing.T) {
 			if !errors.Is(err, collectors.ErrNotAvailable) || !strings.Contains(log.String(), tc.log) {
 				t.Fatalf("err %v, log %s", err, log.String())
 			}
-			if strings.Contains(log.String(), secret) || strings.Contains(log.String(), "Signature=") {
+			if strings.Contains(log.String(), secretKey) || strings.Contains(log.String(), "Signature=") {
 				t.Fatalf("a secret in the log: %s", log.String())
 			}
 		})
@@ -222,7 +222,7 @@ func TestSignV2AgainstKeystoneclient(t *testing.T) {
 import json, sys
 from keystoneclient.contrib.ec2 import utils
 for c in json.load(sys.stdin):
-    print(utils.Ec2Signer(secret_key='` + secret + `').generate({'params': c['Params'], 'verb': 'GET', 'host': c['Host'], 'path': c['Path']}))
+    print(utils.Ec2Signer(secret_key='` + secretKey + `').generate({'params': c['Params'], 'verb': 'GET', 'host': c['Host'], 'path': c['Path']}))
 `
 	cmd := exec.Command(py, "-c", script)
 	cmd.Stdin = bytes.NewReader(in)
@@ -237,7 +237,7 @@ for c in json.load(sys.stdin):
 			params = append(params, [2]string{k, v})
 		}
 		params = append(params, [2]string{"SignatureMethod", "HmacSHA256"}) // the signer adds it
-		if got := SignV2(secret, "GET", c.Host, c.Path, params); got != want[i] {
+		if got := SignV2(secretKey, "GET", c.Host, c.Path, params); got != want[i] {
 			t.Errorf("case %d: %s, keystoneclient %s", i, got, want[i])
 		}
 	}

@@ -21,19 +21,11 @@ import (
 
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Version is what --version prints: the reference release we match.
 const Version = "12.0.0"
-
-// Secret is a credential: it prints as "***" in logs and messages.
-type Secret string
-
-func (Secret) String() string   { return "***" }
-func (Secret) GoString() string { return `"***"` }
-
-// Reveal is the value, for the one place that needs it (a request).
-func (s Secret) Reveal() string { return string(s) }
 
 // Config is the whole configuration.
 type Config struct {
@@ -60,12 +52,12 @@ type Config struct {
 	CFN struct {
 		MetadataURL, HeatMetadataHint, CACertificate, StackName, AccessKeyID string
 		Path, DeploymentKey                                                  []string
-		SecretAccessKey                                                      Secret
+		SecretAccessKey                                                      secret.String
 		Timeout                                                              float64
 	}
 	Heat struct {
 		UserID, ProjectID, AuthURL, StackID, ResourceName, RegionName string
-		Password                                                      Secret
+		Password                                                      secret.String
 	}
 	HeatLocal struct{ Path []string }
 	Local     struct{ Path []string }
@@ -79,7 +71,7 @@ type Config struct {
 	}
 	Zaqar struct {
 		UserID, ProjectID, AuthURL, QueueID, RegionName, CAFile string
-		Password                                                Secret
+		Password                                                secret.String
 		UseWebsockets, SSLCertificateValidation                 bool
 	}
 
@@ -549,8 +541,8 @@ func set(ptr any, vals []string) error {
 	switch p := ptr.(type) {
 	case *string:
 		*p = vals[len(vals)-1]
-	case *Secret:
-		*p = Secret(vals[len(vals)-1])
+	case *secret.String:
+		*p = secret.String(vals[len(vals)-1])
 	case *[]string:
 		*p = append([]string(nil), vals...)
 	case *float64:
@@ -604,7 +596,7 @@ func (c *Config) Values() map[string]any {
 		switch p := o.field(c).(type) {
 		case *string:
 			v = *p
-		case *Secret:
+		case *secret.String:
 			v = string(*p)
 		case *[]string:
 			if *p != nil {

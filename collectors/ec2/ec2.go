@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Name is the collector's name.
@@ -65,14 +66,14 @@ const maxDepth = 20
 // "N=name" entries (public-keys) meaning the directory "N/".
 func (c *Collector) fetch(ctx context.Context, url string, depth int) (pyjson.Value, error) {
 	if depth > maxDepth {
-		return nil, fmt.Errorf("metadata tree deeper than %d at %s", maxDepth, httpclient.Redact(url))
+		return nil, fmt.Errorf("metadata tree deeper than %d at %s", maxDepth, secret.RedactURL(url))
 	}
 	resp, err := c.Client.Get(ctx, url, nil)
 	if err != nil {
 		return nil, err
 	}
 	if resp.Status >= 400 {
-		return nil, fmt.Errorf("%d Client Error for url: %s", resp.Status, httpclient.Redact(url))
+		return nil, fmt.Errorf("%d Client Error for url: %s", resp.Status, secret.RedactURL(url))
 	}
 	text := string(resp.Body)
 	if !strings.HasSuffix(url, "/") {

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/keystone"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
@@ -27,15 +27,6 @@ type Collector struct {
 	StackID, ResourceName, Region string
 	DeploymentKeys                []string
 	Log                           *slog.Logger
-}
-
-// Region normalises [heat] region_name: empty, null and the string
-// "null" (a null rendered by a template) mean no region.
-func Region(s string) string {
-	if s == "null" {
-		return ""
-	}
-	return s
 }
 
 // Collect fetches the metadata.
@@ -53,7 +44,7 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	if _, err := c.Session.Client(ctx); err != nil {
 		return c.unavailable(err)
 	}
-	endpoint, err := c.Session.Endpoint("orchestration", Region(c.Region))
+	endpoint, err := c.Session.Endpoint("orchestration", c.Region)
 	if err != nil {
 		return c.unavailable(err)
 	}

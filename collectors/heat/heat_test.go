@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/httpclient"
-	"github.com/tripleo-go/agent/collectors/keystone"
-	"github.com/tripleo-go/agent/collectors/keystone/keystonetest"
+	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
+	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
 )
 
 const password = "S3CRET-pw"
@@ -237,13 +237,5 @@ func TestNotConfigured(t *testing.T) {
 	}
 	if k, h := c.counts(); k+h != 0 {
 		t.Fatal("an unconfigured collector made requests")
-	}
-}
-
-func TestRegion(t *testing.T) {
-	for in, want := range map[string]string{"": "", "null": "", "RegionOne": "RegionOne"} {
-		if got := Region(in); got != want {
-			t.Errorf("Region(%q) = %q", in, got)
-		}
 	}
 }

@@ -38,16 +38,18 @@ import (
 	"github.com/tripleo-go/agent/collectors/ec2"
 	"github.com/tripleo-go/agent/collectors/heat"
 	"github.com/tripleo-go/agent/collectors/heatlocal"
-	"github.com/tripleo-go/agent/collectors/httpclient"
-	"github.com/tripleo-go/agent/collectors/keystone"
 	"github.com/tripleo-go/agent/collectors/local"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/collectors/request"
-	"github.com/tripleo-go/agent/collectors/zaqar"
+	zaqarcollector "github.com/tripleo-go/agent/collectors/zaqar"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
+	"github.com/tripleo-go/agent/internal/openstack/zaqar"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/secret"
 	"github.com/tripleo-go/agent/systemd"
 )
 
@@ -136,7 +138,7 @@ var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collect
 			DeploymentKeys: c.DeploymentKey, Log: log,
 		}
 	},
-	zaqar.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
+	zaqarcollector.Name: func(c *config.Config, log *slog.Logger) collectors.Collector {
 		ks, _ := httpclient.New(httpclient.Options{Timeout: 30 * time.Second, MaxBody: int64(c.MaxMetadataBytes), Retries: 2})
 		z := c.Zaqar
 		opts := httpclient.Options{Timeout: 30 * time.Second, MaxBody: int64(c.MaxMetadataBytes), Insecure: !z.SSLCertificateValidation}
@@ -147,18 +149,19 @@ var factories = map[string]func(*config.Config, *slog.Logger) collectors.Collect
 		if err != nil && z.CAFile != "" {
 			return broken{fmt.Errorf("[zaqar] ca_file: %w", err)}
 		}
+		tlsConf, _ := httpclient.TLSConfig(opts)
 		// Pops are not retried: a pop whose answer was lost has consumed
 		// the messages; the next poll asks again.
-		return &zaqar.Collector{
-			Session: keystoneSession(c, ks, z.AuthURL, z.UserID, z.ProjectID, z.Password),
-			QueueID: z.QueueID, Region: heat.Region(z.RegionName), UseWebsockets: z.UseWebsockets,
-			Validate: z.SSLCertificateValidation, CAFile: z.CAFile, Client: client,
-			DeploymentKeys: c.DeploymentKey, CachePath: (&cache.Cache{Dir: c.CacheDir}).Path(zaqar.Name), Log: log,
+		return &zaqarcollector.Collector{
+			Queue: &zaqar.Queue{Session: keystoneSession(c, ks, z.AuthURL, z.UserID, z.ProjectID, z.Password),
+				Name: z.QueueID, Region: z.RegionName, Client: client, TLS: tlsConf, Log: log},
+			UseWebsockets: z.UseWebsockets, Validate: z.SSLCertificateValidation, CAFile: z.CAFile,
+			DeploymentKeys: c.DeploymentKey, CachePath: (&cache.Cache{Dir: c.CacheDir}).Path(zaqarcollector.Name), Log: log,
 		}
 	},
 }
 
-func keystoneSession(c *config.Config, client *httpclient.Client, authURL, userID, projectID string, password config.Secret) *keystone.Session {
+func keystoneSession(c *config.Config, client *httpclient.Client, authURL, userID, projectID string, password secret.String) *keystone.Session {
 	return &keystone.Session{
 		Creds: keystone.Credentials{AuthURL: authURL, UserID: userID, ProjectID: projectID, Password: password},
 		HTTP:  client.Standard(), CacheDir: c.Keystone.CacheDir, CacheTTL: time.Duration(c.Keystone.CacheTTL) * time.Second,

@@ -11,10 +11,11 @@ import (
 	"sync"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/httpclient"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Name is the collector's name.
@@ -64,10 +65,10 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	}
 	switch {
 	case resp.Status == http.StatusNotModified && c.last != nil:
-		c.Log.Debug("Metadata not modified.", "url", httpclient.Redact(c.URL))
+		c.Log.Debug("Metadata not modified.", "url", secret.RedactURL(c.URL))
 		return merger.Explode(Name, c.last, c.DeploymentKeys, c.Log), nil
 	case resp.Status >= 400 || resp.Status == http.StatusNotModified:
-		msg := fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), httpclient.Redact(c.URL))
+		msg := fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(c.URL))
 		c.Log.Warn(msg)
 		return nil, fmt.Errorf("%w: %s", collectors.ErrNotAvailable, msg)
 	}

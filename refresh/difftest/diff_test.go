@@ -25,7 +25,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/tripleo-go/agent/internal/difftest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +35,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/difftest"
 )
 
 const (

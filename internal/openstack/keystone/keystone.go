@@ -1,5 +1,7 @@
-// Package keystone is the collectors' Keystone v3 session (password
-// authentication by user id and project id, through gophercloud). Unlike
+// Package keystone is the Keystone v3 session that the heat and zaqar
+// collectors, and the signals sent to Heat and Zaqar, authenticate with:
+// password authentication by user id and project id, through gophercloud,
+// and the public endpoints of the catalog. Unlike
 // the reference, which authenticated on every poll unless [keystone]
 // cache_dir was set, a session keeps its token across polls until it
 // nears expiry or is refused; with cache_dir it also keeps it on disk
@@ -23,14 +25,13 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 	"github.com/gophercloud/gophercloud/v2/openstack/utils"
-
-	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Credentials identify the node's stack-domain user.
 type Credentials struct {
 	AuthURL, UserID, ProjectID string
-	Password                   config.Secret
+	Password                   secret.String
 }
 
 // Session holds a token and its catalog.
@@ -87,8 +88,12 @@ func (s *Session) Invalidate() {
 }
 
 // Endpoint is the public URL of serviceType in the catalog, in region
-// when one is given.
+// when one is given. Empty, and the string "null" (a null that a template
+// rendered into the configuration), mean no region.
 func (s *Session) Endpoint(serviceType, region string) (string, error) {
+	if region == "null" {
+		region = ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.catalog == nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // DefaultMaxBody is the default cap on a response body: 64 MiB.
@@ -112,14 +113,19 @@ type Response struct {
 // Get fetches url with the extra headers. A body over the cap is
 // ErrTooLarge. Errors name the URL without its query.
 func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*Response, error) {
-	return c.Do(ctx, http.MethodGet, rawURL, header)
+	return c.Do(ctx, http.MethodGet, rawURL, header, nil)
 }
 
-// Do is Get with another method (and no request body).
-func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Header) (*Response, error) {
-	req, err := retryablehttp.NewRequestWithContext(ctx, method, rawURL, nil)
+// Do is Get with another method and a request body (nil: none); a retry
+// sends the same body again.
+func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Header, body []byte) (*Response, error) {
+	var reqBody any
+	if body != nil {
+		reqBody = body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, method, rawURL, reqBody)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v", method, Redact(rawURL), redactErr(err))
+		return nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))
 	}
 	for k, vs := range header {
 		for _, v := range vs {
@@ -129,27 +135,17 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 	req.Header.Set("User-Agent", "os-collect-config/12.0.0 (tripleo-agent)")
 	resp, err := c.rc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v", method, Redact(rawURL), redactErr(err))
+		return nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	got, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the body: %v", method, Redact(rawURL), redactErr(err))
+		return nil, fmt.Errorf("%s %s: reading the body: %w", method, secret.RedactURL(rawURL), redactErr(err))
 	}
-	if int64(len(body)) > c.maxBody {
-		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, Redact(rawURL), ErrTooLarge, c.maxBody)
+	if int64(len(got)) > c.maxBody {
+		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
-}
-
-// Redact drops the query and any user info of a URL, for messages.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: got}, nil
 }
 
 // redactErr words errors that would quote the URL (url.Error) without it.

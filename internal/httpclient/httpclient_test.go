@@ -99,18 +99,6 @@ func TestBodyCap(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://u:p@h:1/a/b?temp_url_sig=x&temp_url_expires=1#f": "http://h:1/a/b",
-		"http://h/v1/AUTH_x/c/o":                                 "http://h/v1/AUTH_x/c/o",
-		"http://[::1":                                            "(unparseable URL)",
-	} {
-		if got := Redact(in); got != want {
-			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestBackoffIsCappedAndJittered(t *testing.T) {
 	lo, hi := 200*time.Millisecond, 2*time.Second
 	seen := map[time.Duration]bool{}

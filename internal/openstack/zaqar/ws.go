@@ -1,0 +1,173 @@
+package zaqar
+
+// The websocket transport: authenticate, create the queue, subscribe this
+// connection to it, pop what is pending, and if nothing is, wait for the
+// next message a bounded time.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// frame is what the server sends: a response (with the request it
+// answers and a status header) or a notification (a message's body).
+type frame struct {
+	Request *json.RawMessage `json:"request"`
+	Headers struct {
+		Status any `json:"status"`
+	} `json:"headers"`
+	Body json.RawMessage `json:"body"`
+}
+
+func (f *frame) status() int {
+	switch s := f.Headers.Status.(type) {
+	case float64:
+		return int(s)
+	case string:
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	return 0
+}
+
+type wsConn struct {
+	conn    *websocket.Conn
+	headers map[string]string
+	// notes are notifications that arrived while waiting for a response.
+	notes []json.RawMessage
+}
+
+func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsConn, error) {
+	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, TLSClientConfig: q.TLS, Proxy: http.ProxyFromEnvironment}
+	conn, _, err := d.DialContext(ctx, endpoint, nil)
+	if err != nil {
+		return nil, fmt.Errorf("websocket %s: %w", endpoint, err)
+	}
+	w := &wsConn{conn: conn, headers: map[string]string{"Client-ID": q.ClientID(), "X-Project-ID": q.Session.Creds.ProjectID}}
+	// Every read and write ends with the pass's context.
+	context.AfterFunc(ctx, func() { conn.Close() })
+	if _, err := w.send(ctx, "authenticate", nil, map[string]string{"X-Auth-Token": token}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// send makes one request and returns its response's body.
+func (w *wsConn) send(ctx context.Context, action string, body any, extra map[string]string) (json.RawMessage, error) {
+	headers := map[string]string{}
+	for k, v := range w.headers {
+		headers[k] = v
+	}
+	for k, v := range extra {
+		headers[k] = v
+	}
+	msg := map[string]any{"action": action, "headers": headers}
+	if body != nil {
+		msg["body"] = body
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		w.conn.SetWriteDeadline(dl)
+	}
+	if err := w.conn.WriteJSON(msg); err != nil {
+		return nil, fmt.Errorf("zaqar %s: %w", action, err)
+	}
+	for {
+		f, err := w.read(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("zaqar %s: %w", action, err)
+		}
+		if f.Request == nil { // a notification, kept for later
+			w.notes = append(w.notes, f.Body)
+			continue
+		}
+		if st := f.status(); st >= 300 {
+			return nil, fmt.Errorf("zaqar %s: status %d", action, st)
+		}
+		return f.Body, nil
+	}
+}
+
+func (w *wsConn) read(ctx context.Context) (*frame, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		w.conn.SetReadDeadline(dl)
+	}
+	var f frame
+	if err := w.conn.ReadJSON(&f); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// PopOrWait pops every pending message over a websocket and returns the
+// body of the newest; when none is pending it waits up to wait for one to
+// be posted. nil: nothing within the wait.
+func (q *Queue) PopOrWait(ctx context.Context, wait time.Duration) (json.RawMessage, error) {
+	token, err := q.Session.Token(ctx)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := q.Session.Endpoint("messaging-websocket", q.Region)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
+	defer cancel()
+	w, err := q.dialWebsocket(ctx, endpoint, token)
+	if err != nil {
+		return nil, err
+	}
+	defer w.conn.Close()
+	if _, err := w.send(ctx, "queue_create", map[string]any{"queue_name": q.Name}, nil); err != nil {
+		return nil, err
+	}
+	if _, err := w.send(ctx, "subscription_create", map[string]any{"queue_name": q.Name, "ttl": 10000}, nil); err != nil {
+		return nil, err
+	}
+	newest, err := drain(func() ([]message, error) {
+		body, err := w.send(ctx, "message_delete_many", map[string]any{"queue_name": q.Name, "pop": popBatch}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return q.decodeMessages(body)
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case newest != nil:
+		return newest.Body, nil
+	case len(w.notes) > 0:
+		return w.notes[len(w.notes)-1], nil
+	}
+	return w.await(ctx, wait)
+}
+
+// await waits up to wait for a notification and returns its body; nil
+// when none came.
+func (w *wsConn) await(ctx context.Context, wait time.Duration) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { w.conn.SetReadDeadline(time.Now()) })
+	defer stop()
+	for {
+		f, err := w.read(ctx)
+		if err != nil {
+			var ne net.Error // gorilla re-wraps timeouts in its own type
+			if ctx.Err() != nil || errors.As(err, &ne) && ne.Timeout() {
+				return nil, nil // nothing new within the wait
+			}
+			return nil, fmt.Errorf("zaqar websocket: %w", err)
+		}
+		if f.Request == nil {
+			return f.Body, nil
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package zaqar
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
+	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
+)
+
+func newQueue(t *testing.T) (*Queue, *zaqartest.Cloud) {
+	t.Helper()
+	c := zaqartest.New("q1", "pw")
+	t.Cleanup(c.Close)
+	client, err := httpclient.New(httpclient.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &keystone.Session{Creds: keystone.Credentials{AuthURL: c.AuthURL(), UserID: "uid", ProjectID: "pid", Password: "pw"}, HTTP: client.Standard()}
+	return &Queue{Session: s, Name: "q1", Client: client, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, c
+}
+
+// A post is Heat's signal wire format (API v1.1, the body as given, a
+// TTL in seconds), and a pop takes it back.
+func TestPostThenPop(t *testing.T) {
+	q, c := newQueue(t)
+	ctx := context.Background()
+	body := json.RawMessage(`{"deploy_stdout": "ok", "deploy_status_code": 0}`)
+	if err := q.Post(ctx, body, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Posted()
+	if len(got) != 1 || string(got[0].Body) != string(body) || got[0].TTL != 600 || got[0].ClientID != q.ClientID() {
+		t.Fatalf("posted %+v", got)
+	}
+	popped, err := q.PopNewest(ctx)
+	if err != nil || string(popped) != string(body) {
+		t.Fatalf("popped %s, %v", popped, err)
+	}
+	if popped, err := q.PopNewest(ctx); err != nil || popped != nil {
+		t.Fatalf("an empty queue gave %s, %v", popped, err)
+	}
+}
+
+// Every pending message is popped, in batches, and the newest kept.
+func TestPopNewestDrainsTheQueue(t *testing.T) {
+	q, c := newQueue(t)
+	for i := 1; i <= 45; i++ {
+		c.Post(fmt.Sprintf(`{"n": %d}`, i))
+	}
+	got, err := q.PopNewest(context.Background())
+	if err != nil || string(got) != `{"n": 45}` || c.Pops() != 3 || c.Pending() != 0 {
+		t.Fatalf("popped %s, %v after %d pops, %d left", got, err, c.Pops(), c.Pending())
+	}
+}
+
+// A post with a refused token gets a new one and is sent once.
+func TestPostReplacesARefusedToken(t *testing.T) {
+	q, c := newQueue(t)
+	ctx := context.Background()
+	if _, err := q.Session.Token(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.KS.RevokeAll()
+	if err := q.Post(ctx, json.RawMessage(`{}`), time.Minute); err != nil || len(c.Posted()) != 1 {
+		t.Fatalf("%v, %d posted", err, len(c.Posted()))
+	}
+}

@@ -1,0 +1,268 @@
+// Package zaqartest is a Keystone and a Zaqar on one test server, for
+// unit tests of what talks to Zaqar (the zaqar collector, a signal): one
+// queue of project "pid", popped over HTTP (API v2) or a websocket,
+// posted to over HTTP (API v1.1), with counts and faults to inject.
+package zaqartest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
+)
+
+// Cloud serves Keystone under /identity/, Zaqar's HTTP API under /zaqar/
+// and its websocket at /ws.
+type Cloud struct {
+	Srv   *httptest.Server
+	KS    *keystonetest.Server
+	Queue string
+
+	mu      sync.Mutex
+	pending []posted // oldest first
+	posts   int
+	pops    int
+	posted  []Posted
+	// wsRefuse makes the websocket refuse authentication; wsPost is a
+	// message posted (and notified) once the connection subscribed.
+	wsRefuse bool
+	wsPost   string
+	// raw, when set, is the next HTTP pop's answer, verbatim.
+	raw string
+}
+
+type posted struct {
+	seq  int
+	body string
+}
+
+// Posted is a message posted through the HTTP API.
+type Posted struct {
+	ClientID string
+	Body     json.RawMessage
+	TTL      int
+}
+
+// New starts a cloud whose queue is queue and whose user's password is
+// password; Close stops it.
+func New(queue, password string) *Cloud {
+	c := &Cloud{KS: keystonetest.New(password), Queue: queue}
+	c.Srv = httptest.NewServer(c)
+	c.KS.BaseURL = c.Srv.URL
+	c.KS.SetCatalog(map[string]string{"messaging": c.Srv.URL + "/zaqar", "messaging-websocket": "ws" + strings.TrimPrefix(c.Srv.URL, "http") + "/ws"})
+	return c
+}
+
+// Close stops the server.
+func (c *Cloud) Close() { c.Srv.Close() }
+
+// AuthURL is Keystone's v3 URL.
+func (c *Cloud) AuthURL() string { return c.Srv.URL + "/identity/v3" }
+
+// Post queues message bodies (JSON documents), oldest first.
+func (c *Cloud) Post(bodies ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range bodies {
+		c.posts++
+		c.pending = append(c.pending, posted{c.posts, b})
+	}
+}
+
+// Pops is how many HTTP pop requests were answered.
+func (c *Cloud) Pops() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pops
+}
+
+// Pending is how many messages wait in the queue.
+func (c *Cloud) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// Posted is what was posted through the HTTP API.
+func (c *Cloud) Posted() []Posted {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Posted(nil), c.posted...)
+}
+
+// AnswerNextPop makes the next HTTP pop answer body verbatim.
+func (c *Cloud) AnswerNextPop(body string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.raw = body
+}
+
+// RefuseWebsocket makes the websocket refuse authentication.
+func (c *Cloud) RefuseWebsocket() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wsRefuse = true
+}
+
+// NotifyOnSubscribe makes the websocket send body as a notification
+// 200 ms after a connection subscribed ("": none).
+func (c *Cloud) NotifyOnSubscribe(body string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wsPost = body
+}
+
+func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.TrimSuffix(r.URL.Path, "/") == "/ws" {
+		c.serveWebsocket(w, r)
+		return
+	}
+	if !strings.HasPrefix(r.URL.Path, "/zaqar/") {
+		c.KS.ServeHTTP(w, r)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.KS.Valid(r.Header.Get("X-Auth-Token")) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if r.Header.Get("Client-ID") == "" || r.Header.Get("X-Project-ID") != c.KS.ProjectID {
+		http.Error(w, "bad headers", http.StatusBadRequest)
+		return
+	}
+	switch {
+	case r.Method == http.MethodDelete && r.URL.Path == "/zaqar/v2/queues/"+c.Queue+"/messages" && r.URL.Query().Get("pop") == "20":
+		c.servePop(w)
+	case r.Method == http.MethodPost && r.URL.Path == "/zaqar/v1.1/queues/"+c.Queue+"/messages":
+		c.servePost(w, r)
+	default:
+		http.Error(w, "bad request "+r.Method+" "+r.URL.String(), http.StatusBadRequest)
+	}
+}
+
+func (c *Cloud) servePop(w http.ResponseWriter) {
+	c.pops++
+	if c.raw != "" {
+		fmt.Fprint(w, c.raw)
+		c.raw = ""
+		return
+	}
+	n := min(20, len(c.pending))
+	if n == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"messages": [%s]}`, c.popLocked(n))
+}
+
+// popLocked takes n pending messages and returns them as a JSON list's
+// items; the later a message was posted, the younger it is.
+func (c *Cloud) popLocked(n int) string {
+	var msgs []string
+	for _, m := range c.pending[:n] {
+		msgs = append(msgs, fmt.Sprintf(`{"id": "m%d", "age": %d, "ttl": 3600, "body": %s}`, m.seq, 1000-m.seq, m.body))
+	}
+	c.pending = c.pending[n:]
+	return strings.Join(msgs, ", ")
+}
+
+func (c *Cloud) servePost(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct {
+			Body json.RawMessage `json:"body"`
+			TTL  int             `json:"ttl"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 || r.Header.Get("Content-Type") != "application/json" {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	var ids []string
+	for _, m := range req.Messages {
+		c.posted = append(c.posted, Posted{ClientID: r.Header.Get("Client-ID"), Body: m.Body, TTL: m.TTL})
+		c.posts++
+		c.pending = append(c.pending, posted{c.posts, string(m.Body)})
+		ids = append(ids, fmt.Sprintf(`"/v1.1/queues/%s/messages/m%d"`, c.Queue, c.posts))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	fmt.Fprintf(w, `{"resources": [%s]}`, strings.Join(ids, ", "))
+}
+
+// serveWebsocket speaks Zaqar's websocket protocol for the queue.
+func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
+	conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	var wmu sync.Mutex
+	write := func(msg string) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		conn.WriteMessage(websocket.TextMessage, []byte(msg))
+	}
+	c.mu.Lock()
+	refuse, post := c.wsRefuse, c.wsPost
+	c.mu.Unlock()
+	authed := false
+	var notifier sync.WaitGroup
+	defer notifier.Wait()
+	for {
+		var req struct {
+			Action  string            `json:"action"`
+			Headers map[string]string `json:"headers"`
+			Body    map[string]any    `json:"body"`
+		}
+		if err := conn.ReadJSON(&req); err != nil {
+			return
+		}
+		reply := func(status int, body string) {
+			write(fmt.Sprintf(`{"request": {"action": %q}, "headers": {"status": %d}, "body": %s}`, req.Action, status, body))
+		}
+		if req.Headers["Client-ID"] == "" || req.Headers["X-Project-ID"] != c.KS.ProjectID {
+			reply(400, `{"error": "headers"}`)
+			continue
+		}
+		switch req.Action {
+		case "authenticate":
+			authed = !refuse && c.KS.Valid(req.Headers["X-Auth-Token"])
+			if !authed {
+				reply(401, `{"error": "auth"}`)
+				continue
+			}
+			reply(200, `{}`)
+		case "queue_create", "subscription_create":
+			if !authed || req.Body["queue_name"] != c.Queue {
+				reply(403, `{}`)
+				continue
+			}
+			reply(201, `{}`)
+			if req.Action == "subscription_create" && post != "" {
+				notifier.Add(1)
+				go func() {
+					defer notifier.Done()
+					time.Sleep(200 * time.Millisecond)
+					write(`{"body": ` + post + `, "ttl": 3600, "queue_name": "` + c.Queue + `", "Message_Type": "Notification"}`)
+				}()
+			}
+		case "message_delete_many":
+			c.mu.Lock()
+			n := min(int(req.Body["pop"].(float64)), len(c.pending))
+			msgs := c.popLocked(n)
+			c.mu.Unlock()
+			reply(200, `{"messages": [`+msgs+`]}`)
+		default:
+			reply(400, `{}`)
+		}
+	}
+}
