@@ -1,20 +1,36 @@
 // Package collectors is the seam between os-collect-config's loop and its
-// metadata sources: a Collector returns (key, content) entries, or says
-// that its source is not configured or not available right now.
+// metadata sources. A Collector returns (key, content) entries, or says
+// that its source is not configured or not available right now. Each
+// source is a package of its own with a Config: the options of its
+// [group], read into it, and the collector it builds from them.
+// os-collect-config registers them as data, one line each, in the
+// reference's default order.
 package collectors
 
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"time"
 
-	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/collectors/cache"
+	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
+	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Collector is one metadata source.
 type Collector interface {
 	// Collect returns the source's entries in order: the collector's own
 	// key first, then any exploded deployments.
-	Collect(ctx context.Context) ([]merger.Entry, error)
+	Collect(ctx context.Context) ([]Entry, error)
+}
+
+// Entry is one cache key and its content.
+type Entry struct {
+	Name    string
+	Content pyjson.Value
 }
 
 // ErrNotConfigured is a source that is not set up on this node (logged at
@@ -24,3 +40,83 @@ var ErrNotConfigured = errors.New("not configured")
 // ErrNotAvailable is a configured source that could not be read this time
 // (logged as "Source [NAME] Unavailable.").
 var ErrNotAvailable = errors.New("unavailable")
+
+// Unavailable is a configured source that could not be read this time
+// because of cause: the loop logs the cause, then that the source is
+// unavailable, as the reference does. It matches ErrNotAvailable and the
+// cause with errors.Is and errors.As.
+func Unavailable(cause error) error { return &unavailable{cause} }
+
+type unavailable struct{ cause error }
+
+func (u *unavailable) Error() string   { return u.cause.Error() }
+func (u *unavailable) Unwrap() []error { return []error{ErrNotAvailable, u.cause} }
+
+// Cause is what made a source unavailable, nil when it gave no reason.
+func Cause(err error) error {
+	var u *unavailable
+	if errors.As(err, &u) {
+		return u.cause
+	}
+	return nil
+}
+
+// Config is one collector's configuration.
+type Config interface {
+	// Options are the options of its group, pointing into it.
+	Options() []config.Option
+	// New builds the collector; an error (an unreadable CA file) makes
+	// the source unavailable for the pass, saying why.
+	New(shared Shared, log *slog.Logger) (Collector, error)
+}
+
+// Watcher is a Config whose sources live on this machine: a change to
+// them wakes the daemon instead of waiting for the next poll.
+type Watcher interface {
+	// Watch returns directories any change in which counts, and files
+	// (watched through their directories: they are often replaced by a
+	// rename).
+	Watch() (dirs, files []string)
+}
+
+// Registration is one collector a program knows.
+type Registration struct {
+	Name string
+	// Config returns an empty configuration for the options to be read
+	// into.
+	Config func() Config
+}
+
+// Shared is what every collector may use besides its own options.
+type Shared struct {
+	// DeploymentKeys are [DEFAULT] deployment_key: the keys whose
+	// deployments are exploded into keys of their own.
+	DeploymentKeys []string
+	// MaxBody is [DEFAULT] max_metadata_bytes.
+	MaxBody int64
+	// CacheDir is [DEFAULT] cachedir.
+	CacheDir string
+	// KeystoneCacheDir and KeystoneCacheTTL are [keystone] cache_dir and
+	// cache_ttl.
+	KeystoneCacheDir string
+	KeystoneCacheTTL time.Duration
+}
+
+// HTTP is the HTTP policy's options for a collector whose requests take
+// at most timeout each: the body cap, and two retries with backoff.
+func (s Shared) HTTP(timeout time.Duration) httpclient.Options {
+	return httpclient.Options{Timeout: timeout, MaxBody: s.MaxBody, Retries: 2}
+}
+
+// CachePath is the cache file of key (a collector may read back what the
+// cache holds of it).
+func (s Shared) CachePath(key string) string { return (&cache.Cache{Dir: s.CacheDir}).Path(key) }
+
+// Keystone is a session for creds, through client, that keeps its token
+// as [keystone] says.
+func (s Shared) Keystone(creds keystone.Credentials, client *httpclient.Client) *keystone.Session {
+	return &keystone.Session{Creds: creds, HTTP: client.Standard(), CacheDir: s.KeystoneCacheDir, CacheTTL: s.KeystoneCacheTTL}
+}
+
+// Seconds is an option's seconds as a duration.
+func Seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

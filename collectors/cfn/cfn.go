@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -31,7 +32,7 @@ import (
 // Name is the collector's name.
 const Name = "cfn"
 
-// Config is the [cfn] section.
+// Config is the [cfn] group.
 type Config struct {
 	MetadataURL string
 	// HintFile holds the server's base URL when MetadataURL is unset.
@@ -41,6 +42,36 @@ type Config struct {
 	SecretAccessKey secret.String
 	Paths           []string
 	DeploymentKeys  []string
+	CACertificate   string
+	Timeout         float64
+}
+
+// NewConfig is an empty configuration, for the registry.
+func NewConfig() collectors.Config { return new(Config) }
+
+// Options are [cfn]'s.
+func (c *Config) Options() []config.Option {
+	return config.InGroup(Name,
+		config.Option{Name: "metadata-url", Into: &c.MetadataURL},
+		config.Option{Name: "heat-metadata-hint", Default: []string{"/var/lib/heat-cfntools/cfn-metadata-server"}, Into: &c.HintFile},
+		config.Option{Name: "ca_certificate", Into: &c.CACertificate},
+		config.Option{Name: "stack-name", Into: &c.StackName},
+		config.Option{Name: "path", Into: &c.Paths},
+		config.Option{Name: "secret-access-key", Into: &c.SecretAccessKey},
+		config.Option{Name: "access-key-id", Into: &c.AccessKeyID},
+		config.Option{Name: "deployment-key", Default: []string{"deployments"}, Into: &c.DeploymentKeys},
+		config.Option{Name: "timeout", Default: []string{"10"}, Into: &c.Timeout})
+}
+
+// New builds the collector.
+func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	o := shared.HTTP(collectors.Seconds(c.Timeout))
+	o.CAFile = c.CACertificate
+	client, err := httpclient.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("[cfn] ca_certificate: %w", err)
+	}
+	return &Collector{Config: *c, Client: client, Log: log}, nil
 }
 
 // Collector asks heat-api-cfn for each path.
@@ -51,18 +82,17 @@ type Collector struct {
 }
 
 // notConfigured logs why at info level, as the reference does.
-func (c *Collector) notConfigured(why string) ([]merger.Entry, error) {
+func (c *Collector) notConfigured(why string) ([]collectors.Entry, error) {
 	c.Log.Info(why)
 	return nil, collectors.ErrNotConfigured
 }
 
-func (c *Collector) unavailable(msg string) ([]merger.Entry, error) {
-	c.Log.Warn(msg)
-	return nil, fmt.Errorf("%w: %s", collectors.ErrNotAvailable, msg)
+func unavailable(format string, args ...any) error {
+	return collectors.Unavailable(fmt.Errorf(format, args...))
 }
 
 // Collect fetches every path and merges them.
-func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	cfg := c.Config
 	// Empty counts as unset: Heat nulls a dropped transport's values,
 	// and os-apply-config renders null as empty.
@@ -84,7 +114,7 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	}
 	base, err := url.Parse(cfg.MetadataURL)
 	if err != nil || base.Host == "" {
-		return c.unavailable(fmt.Sprintf("Invalid metadata_url %s", secret.RedactURL(cfg.MetadataURL)))
+		return nil, unavailable("Invalid metadata_url %s", secret.RedactURL(cfg.MetadataURL))
 	}
 	merged := pyjson.NewObject(0)
 	for _, path := range cfg.Paths {
@@ -106,14 +136,14 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 					v, ok = obj.Get(k)
 				}
 				if !ok {
-					return c.unavailable(fmt.Sprintf("Sub-key %s does not exist. (%s)", k, path))
+					return nil, unavailable("Sub-key %s does not exist. (%s)", k, path)
 				}
 				value = v
 			}
 		}
 		obj, ok := value.(*pyjson.Object)
 		if !ok {
-			return c.unavailable(fmt.Sprintf("Path %s is not a JSON object.", path))
+			return nil, unavailable("Path %s is not a JSON object.", path)
 		}
 		for _, k := range obj.Keys() {
 			v, _ := obj.Get(k)
@@ -162,21 +192,17 @@ func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field
 	u.RawQuery += strings.Join(q, "&")
 	resp, err := c.Client.Get(ctx, u.String(), http.Header{"Content-Type": {"application/json"}})
 	if err != nil {
-		_, e := c.unavailable(err.Error())
-		return nil, e
+		return nil, collectors.Unavailable(err)
 	}
 	if resp.Status >= 400 {
-		_, e := c.unavailable(fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(u.String())))
-		return nil, e
+		return nil, unavailable("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(u.String()))
 	}
 	var doc describeResponse
 	if err := xml.Unmarshal(resp.Body, &doc); err != nil {
-		_, e := c.unavailable(fmt.Sprintf("The answer for %s is not XML. (%v)", path, err))
-		return nil, e
+		return nil, unavailable("The answer for %s is not XML. (%w)", path, err)
 	}
 	if doc.Detail == nil {
-		_, e := c.unavailable(fmt.Sprintf("The answer for %s has no DescribeStackResourceResult/StackResourceDetail.", path))
-		return nil, e
+		return nil, unavailable("The answer for %s has no DescribeStackResourceResult/StackResourceDetail.", path)
 	}
 	for _, f := range doc.Detail.Fields {
 		if f.XMLName.Local != field {
@@ -184,13 +210,11 @@ func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field
 		}
 		v, err := pyos.LoadsJSON([]byte(f.Text))
 		if err != nil {
-			_, e := c.unavailable(fmt.Sprintf("Path %s failed to parse as json. (%v)", path, err))
-			return nil, e
+			return nil, unavailable("Path %s failed to parse as json. (%w)", path, err)
 		}
 		return v, nil
 	}
-	_, e := c.unavailable(fmt.Sprintf("Path %s does not exist.", path))
-	return nil, e
+	return nil, unavailable("Path %s does not exist.", path)
 }
 
 // SignV2 is an EC2 signature version 2 with HmacSHA256 over

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/secret"
@@ -24,6 +24,33 @@ import (
 
 // Name is the collector's name.
 const Name = "ec2"
+
+// Config is the [ec2] group.
+type Config struct {
+	MetadataURL string
+	Timeout     float64
+}
+
+// NewConfig is an empty configuration, for the registry.
+func NewConfig() collectors.Config { return new(Config) }
+
+// Options are [ec2]'s.
+func (c *Config) Options() []config.Option {
+	return config.InGroup(Name,
+		config.Option{Name: "metadata-url", Default: []string{"http://169.254.169.254/latest/meta-data"}, Into: &c.MetadataURL},
+		config.Option{Name: "timeout", Default: []string{"10"}, Into: &c.Timeout})
+}
+
+// New builds the collector; it reads a config drive through the mount
+// table, /proc/mounts.
+func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	client, err := httpclient.New(shared.HTTP(collectors.Seconds(c.Timeout)))
+	if err != nil {
+		return nil, err
+	}
+	return &Collector{URL: c.MetadataURL, CachePath: shared.CachePath(Name), Client: client, Log: log,
+		ConfigDrive: ConfigDrive("/proc/mounts")}, nil
+}
 
 // Collector reads EC2 metadata.
 type Collector struct {
@@ -36,27 +63,26 @@ type Collector struct {
 }
 
 // Collect returns the metadata, preferring what was already cached.
-func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	if data, err := os.ReadFile(c.CachePath); err == nil {
 		if v, err := pyjson.Loads(data); err != nil {
 			c.Log.Warn(pyjson.PythonError(err))
 		} else if pyjson.Truthy(v) {
-			return []merger.Entry{{Name: Name, Content: v}}, nil
+			return []collectors.Entry{{Name: Name, Content: v}}, nil
 		}
 	}
 	if c.ConfigDrive != nil {
 		if v, err := c.ConfigDrive(ctx); err == nil && pyjson.Truthy(v) {
-			return []merger.Entry{{Name: Name, Content: v}}, nil
+			return []collectors.Entry{{Name: Name, Content: v}}, nil
 		} else if err != nil {
 			c.Log.Debug("no config drive: " + err.Error())
 		}
 	}
 	v, err := c.fetch(ctx, c.URL+"/", 0)
 	if err != nil {
-		c.Log.Warn(err.Error())
-		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+		return nil, collectors.Unavailable(err)
 	}
-	return []merger.Entry{{Name: Name, Content: v}}, nil
+	return []collectors.Entry{{Name: Name, Content: v}}, nil
 }
 
 // maxDepth bounds the walk: a server that lists itself must not loop.

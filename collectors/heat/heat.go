@@ -10,15 +10,52 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Name is the collector's name.
 const Name = "heat"
+
+// Config is the [heat] group.
+type Config struct {
+	UserID, ProjectID, AuthURL, StackID, ResourceName, RegionName string
+	Password                                                      secret.String
+}
+
+// NewConfig is an empty configuration, for the registry.
+func NewConfig() collectors.Config { return new(Config) }
+
+// Options are [heat]'s.
+func (c *Config) Options() []config.Option {
+	return config.InGroup(Name,
+		config.Option{Name: "user-id", Into: &c.UserID},
+		config.Option{Name: "password", Into: &c.Password},
+		config.Option{Name: "project-id", Into: &c.ProjectID},
+		config.Option{Name: "auth-url", Into: &c.AuthURL},
+		config.Option{Name: "stack-id", Into: &c.StackID},
+		config.Option{Name: "resource-name", Into: &c.ResourceName},
+		config.Option{Name: "region-name", Into: &c.RegionName})
+}
+
+// New builds the collector. Its requests get 30 s each (the
+// reference's clients had no timeout at all).
+func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	client, err := httpclient.New(shared.HTTP(30 * time.Second))
+	if err != nil {
+		return nil, err
+	}
+	creds := keystone.Credentials{AuthURL: c.AuthURL, UserID: c.UserID, ProjectID: c.ProjectID, Password: c.Password}
+	return &Collector{Session: shared.Keystone(creds, client), StackID: c.StackID, ResourceName: c.ResourceName,
+		Region: c.RegionName, DeploymentKeys: shared.DeploymentKeys, Log: log}, nil
+}
 
 // Collector polls one resource's metadata. It lives across passes, and
 // with it the Keystone token.
@@ -30,7 +67,7 @@ type Collector struct {
 }
 
 // Collect fetches the metadata.
-func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	cr := c.Session.Creds
 	for _, need := range []struct{ name, value string }{
 		{"auth_url", cr.AuthURL}, {"password", cr.Password.Reveal()}, {"project_id", cr.ProjectID},
@@ -57,7 +94,7 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	}
 	doc, err := pyjson.Loads(body.Metadata)
 	if err != nil {
-		return c.unavailable(fmt.Errorf("the metadata of %s is not JSON: %v", c.ResourceName, err))
+		return c.unavailable(fmt.Errorf("the metadata of %s is not JSON: %w", c.ResourceName, err))
 	}
 	if _, ok := doc.(*pyjson.Object); !ok {
 		return c.unavailable(fmt.Errorf("the metadata of %s is not a JSON object", c.ResourceName))
@@ -65,9 +102,8 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	return merger.Explode(Name, doc, c.DeploymentKeys, c.Log), nil
 }
 
-func (c *Collector) unavailable(err error) ([]merger.Entry, error) {
-	c.Log.Warn(err.Error())
-	return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+func (c *Collector) unavailable(err error) ([]collectors.Entry, error) {
+	return nil, collectors.Unavailable(err)
 }
 
 // escapeKeepSlash escapes a "name/uuid" stack id segment by segment, as

@@ -10,13 +10,33 @@ import (
 	"os"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // Name is the collector's name.
 const Name = "heat_local"
+
+// Config is the [heat_local] group.
+type Config struct{ Path []string }
+
+// NewConfig is an empty configuration, for the registry.
+func NewConfig() collectors.Config { return new(Config) }
+
+// Options are [heat_local]'s.
+func (c *Config) Options() []config.Option {
+	return config.InGroup(Name,
+		config.Option{Name: "path", Default: []string{"/var/lib/heat-cfntools/cfn-init-data"}, Into: &c.Path})
+}
+
+// New builds the collector.
+func (c *Config) New(_ collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	return &Collector{Paths: c.Path, Log: log}, nil
+}
+
+// Watch is the files: heat-cfntools writes them on this machine.
+func (c *Config) Watch() (dirs, files []string) { return nil, c.Path }
 
 // Collector reads the configured files.
 type Collector struct {
@@ -27,7 +47,7 @@ type Collector struct {
 // Collect merges the files that exist, in order, with a shallow update
 // (later files' top-level keys win). Files that are not JSON are skipped
 // with the reference's line. Nothing collected means not available.
-func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
+func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	var merged pyjson.Value
 	for _, p := range c.Paths {
 		data, err := os.ReadFile(p)
@@ -35,21 +55,21 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 			if _, statErr := os.Stat(p); statErr != nil {
 				continue // missing, as os.path.exists says
 			}
-			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", p, pyos.ErrorString(err, p)), "collector", Name)
+			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", p, pyos.ErrorString(err, p)))
 			continue
 		}
 		doc, err := pyos.LoadsJSON(data)
 		if err != nil {
-			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%v)", p, err), "collector", Name)
+			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%v)", p, err))
 			continue
 		}
 		merged = update(merged, doc)
 	}
 	if !pyjson.Truthy(merged) {
-		c.Log.Info(fmt.Sprintf("Local metadata not found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))), "collector", Name)
+		c.Log.Info(fmt.Sprintf("Local metadata not found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))))
 		return nil, collectors.ErrNotAvailable
 	}
-	return []merger.Entry{{Name: Name, Content: merged}}, nil
+	return []collectors.Entry{{Name: Name, Content: merged}}, nil
 }
 
 // update is Python's "final.update(value) if final else value" for the

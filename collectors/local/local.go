@@ -13,13 +13,33 @@ import (
 	"syscall"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // Name is the collector's name.
 const Name = "local"
+
+// Config is the [local] group.
+type Config struct{ Path []string }
+
+// NewConfig is an empty configuration, for the registry.
+func NewConfig() collectors.Config { return new(Config) }
+
+// Options are [local]'s.
+func (c *Config) Options() []config.Option {
+	return config.InGroup(Name,
+		config.Option{Name: "path", Default: []string{"/var/lib/os-collect-config/local-data"}, Into: &c.Path})
+}
+
+// New builds the collector.
+func (c *Config) New(_ collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	return &Collector{Paths: c.Path, Log: log}, nil
+}
+
+// Watch is the directories: any file in them may change.
+func (c *Config) Watch() (dirs, files []string) { return c.Path, nil }
 
 // Collector reads directories of JSON files.
 type Collector struct {
@@ -32,15 +52,15 @@ type Collector struct {
 // world-writable, is skipped with the reference's error line, and the
 // other files are still collected (the reference dropped the whole
 // collector, and with it every local key).
-func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
+func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	if len(c.Paths) == 0 {
 		return nil, collectors.ErrNotAvailable
 	}
-	var out []merger.Entry
+	var out []collectors.Entry
 	for _, dir := range c.Paths {
 		st, err := os.Stat(dir)
 		if err != nil {
-			c.Log.Warn(fmt.Sprintf("%s not found. Skipping", dir), "collector", Name)
+			c.Log.Warn(fmt.Sprintf("%s not found. Skipping", dir))
 			continue
 		}
 		if insecure(c.Log, dir, st) {
@@ -48,7 +68,7 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", dir, pyos.ErrorString(err, dir)), "collector", Name)
+			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", dir, pyos.ErrorString(err, dir)))
 			continue
 		}
 		for _, e := range entries {
@@ -62,22 +82,22 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 				continue
 			}
 			if fst.Mode().Perm()&0o002 != 0 {
-				c.Log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", path), "collector", Name)
+				c.Log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", path))
 				continue
 			}
 			data, err := os.ReadFile(path)
 			if err == nil {
 				var doc pyjson.Value
 				if doc, err = pyos.LoadsJSON(data); err == nil {
-					out = append(out, merger.Entry{Name: name, Content: doc})
+					out = append(out, collectors.Entry{Name: name, Content: doc})
 					continue
 				}
 			}
-			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%v)", path, err), "collector", Name)
+			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%v)", path, err))
 		}
 	}
 	if len(out) == 0 {
-		c.Log.Info(fmt.Sprintf("No local metadata found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))), "collector", Name)
+		c.Log.Info(fmt.Sprintf("No local metadata found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))))
 	}
 	// The reference sorts by name in the C locale: bytewise, stable.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -89,11 +109,11 @@ func (c *Collector) Collect(context.Context) ([]merger.Entry, error) {
 func insecure(log *slog.Logger, dir string, st os.FileInfo) bool {
 	bad := false
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
-		log.Error(fmt.Sprintf("%s is owned by another user. This is a security risk.", dir), "collector", Name)
+		log.Error(fmt.Sprintf("%s is owned by another user. This is a security risk.", dir))
 		bad = true
 	}
 	if st.Mode().Perm()&0o002 != 0 {
-		log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", dir), "collector", Name)
+		log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", dir))
 		bad = true
 	}
 	return bad

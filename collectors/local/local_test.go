@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
@@ -32,7 +31,7 @@ func oracle(t *testing.T, script, name string, paths ...string) string {
 }
 
 // render prints our result as the oracle does.
-func render(entries []merger.Entry, err error) string {
+func render(entries []collectors.Entry, err error) string {
 	if errors.Is(err, collectors.ErrNotAvailable) {
 		return `"unavailable"`
 	}

@@ -1,6 +1,6 @@
 // Package merger explodes the software deployments found in collected
 // metadata into cache keys of their own, as os-collect-config's merger
-// does (spec §1.5): the collector's whole document comes first, then, for
+// does: the collector's whole document comes first, then, for
 // each deployment key present, every deployment of group os-apply-config
 // or Heat::Ungrouped as (name, config).
 package merger
@@ -9,14 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/tripleo-go/agent/collectors"
+
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
-
-// Entry is one cache key and its content.
-type Entry struct {
-	Name    string
-	Content pyjson.Value
-}
 
 // groups whose deployments os-apply-config handles.
 var oacGroups = map[string]bool{"os-apply-config": true, "Heat::Ungrouped": true}
@@ -24,8 +20,8 @@ var oacGroups = map[string]bool{"os-apply-config": true, "Heat::Ungrouped": true
 // Explode returns the entries for a collector's document. The reference's
 // warnings keep their words; a deployment that is not an object or has no
 // "config" is skipped with a warning (the reference crashed).
-func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *slog.Logger) []Entry {
-	out := []Entry{{Name: collector, Content: doc}}
+func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *slog.Logger) []collectors.Entry {
+	out := []collectors.Entry{{Name: collector, Content: doc}}
 	obj, ok := doc.(*pyjson.Object)
 	if !ok {
 		return out
@@ -37,19 +33,19 @@ func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *s
 		}
 		deployments, ok := v.([]pyjson.Value)
 		if !ok {
-			log.Warn(fmt.Sprintf("Deployment-key %s was found but does not contain a list.", key), "collector", collector)
+			log.Warn(fmt.Sprintf("Deployment-key %s was found but does not contain a list.", key))
 			continue
 		}
-		log.Debug("Deployment found for "+key, "collector", collector)
+		log.Debug("Deployment found for " + key)
 		for i, item := range deployments {
 			d, ok := item.(*pyjson.Object)
 			if !ok {
-				log.Warn(fmt.Sprintf("Deployment %d under %s is not an object; skipped.", i, key), "collector", collector)
+				log.Warn(fmt.Sprintf("Deployment %d under %s is not an object; skipped.", i, key))
 				continue
 			}
 			name, ok := d.Get("name")
 			if !ok {
-				log.Warn(fmt.Sprintf("No name found for a deployment under %s.", key), "collector", collector)
+				log.Warn(fmt.Sprintf("No name found for a deployment under %s.", key))
 				continue
 			}
 			group := "Heat::Ungrouped"
@@ -61,10 +57,10 @@ func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *s
 			}
 			config, ok := d.Get("config")
 			if !ok {
-				log.Warn(fmt.Sprintf("Deployment %s under %s has no config; skipped.", pyjson.Str(name), key), "collector", collector)
+				log.Warn(fmt.Sprintf("Deployment %s under %s has no config; skipped.", pyjson.Str(name), key))
 				continue
 			}
-			out = append(out, Entry{Name: pyjson.Str(name), Content: config})
+			out = append(out, collectors.Entry{Name: pyjson.Str(name), Content: config})
 		}
 	}
 	return out

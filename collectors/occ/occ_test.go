@@ -2,6 +2,7 @@ package occ
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -16,9 +17,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
-	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/systemd"
@@ -26,11 +25,19 @@ import (
 
 // fake is a collector whose answer the test sets.
 type fake struct {
-	entries []merger.Entry
+	entries []collectors.Entry
 	err     error
 }
 
-func (f *fake) Collect(context.Context) ([]merger.Entry, error) { return f.entries, f.err }
+func (f *fake) Collect(context.Context) ([]collectors.Entry, error) { return f.entries, f.err }
+
+// fakeConfig is the configuration of a fake: no options, the fake itself.
+type fakeConfig struct{ f *fake }
+
+func (c fakeConfig) Options() []config.Option { return nil }
+func (c fakeConfig) New(collectors.Shared, *slog.Logger) (collectors.Collector, error) {
+	return c.f, nil
+}
 
 func doc(s string) pyjson.Value {
 	v, err := pyjson.Loads([]byte(s))
@@ -40,23 +47,28 @@ func doc(s string) pyjson.Value {
 	return v
 }
 
-func newRunner(t *testing.T, sources map[string]*fake, order ...string) (*runner, string) {
+func fakeRunner(t *testing.T, sources map[string]*fake, order ...string) (*runner, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := &config.Config{
+	cfg := &Config{
 		Command:        `echo "$OS_CONFIG_FILES" >> ` + dir + `/calls`,
 		CacheDir:       dir + "/cache",
 		BackupCacheDir: dir + "/backup",
 		Collectors:     order,
 		OneTime:        true,
+		Sources:        map[string]collectors.Config{},
 	}
-	fs := map[string]func(*config.Config, *slog.Logger) collectors.Collector{}
 	for name, f := range sources {
-		fs[name] = func(*config.Config, *slog.Logger) collectors.Collector { return f }
+		cfg.Sources[name] = fakeConfig{f}
 	}
-	r := &runner{cfg: cfg, env: Env{Stdout: io.Discard, Stderr: io.Discard}, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		cache: &cache.Cache{Dir: cfg.CacheDir}, factories: fs, lastKeys: map[string][]string{}}
-	return r, dir
+	return newRunner(cfg, Env{Stdout: io.Discard, Stderr: io.Discard}, logging.Discard), dir
+}
+
+// elapsed is a wait that is over at once.
+func elapsed() <-chan time.Time {
+	c := make(chan time.Time, 1)
+	c <- time.Time{}
+	return c
 }
 
 func calls(t *testing.T, dir string) []string {
@@ -68,14 +80,14 @@ func calls(t *testing.T, dir string) []string {
 // its last good keys, in their place, in OS_CONFIG_FILES (the reference
 // dropped them, and os-apply-config rendered without that data).
 func TestUnavailableSourceKeepsItsData(t *testing.T) {
-	a := &fake{entries: []merger.Entry{{Name: "a", Content: doc(`{"a": 1}`)}, {Name: "a-deploy", Content: doc(`{"d": 1}`)}}}
-	b := &fake{entries: []merger.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
-	r, dir := newRunner(t, map[string]*fake{"heat": a, "local": b}, "heat", "local")
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"a": 1}`)}, {Name: "a-deploy", Content: doc(`{"d": 1}`)}}}
+	b := &fake{entries: []collectors.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"heat": a, "local": b}, "heat", "local")
 	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
 		t.Fatal(st, err)
 	}
 	a.err, a.entries = collectors.ErrNotAvailable, nil
-	b.entries = []merger.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
+	b.entries = []collectors.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
 	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
 		t.Fatal(st, err)
 	}
@@ -94,8 +106,8 @@ func TestUnavailableSourceKeepsItsData(t *testing.T) {
 // Deliberate fix: a pass waits while another os-collect-config holds the
 // cache directory, so a manual --one-time never interleaves with the daemon.
 func TestPassWaitsForTheCacheLock(t *testing.T) {
-	b := &fake{entries: []merger.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
-	r, dir := newRunner(t, map[string]*fake{"local": b}, "local")
+	b := &fake{entries: []collectors.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": b}, "local")
 	os.Mkdir(dir+"/cache", 0o700)
 	holder, err := os.Open(dir + "/cache")
 	if err != nil {
@@ -143,14 +155,14 @@ func TestConfigChangeRestarts(t *testing.T) {
 	restarted := false
 	passes := 0
 	env := Env{Stdout: io.Discard, Stderr: io.Discard,
-		Sleep: func(ctx context.Context, d time.Duration) error {
+		After: func(time.Duration) <-chan time.Time {
 			passes++
 			if passes == 2 { // between the second and third pass
 				f, _ := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
 				f.WriteString("polling_interval = 5\n")
 				f.Close()
 			}
-			return nil
+			return elapsed()
 		},
 		Reexec: func() error { restarted = true; return nil },
 	}
@@ -166,10 +178,9 @@ func TestHangupRestarts(t *testing.T) {
 	hup := make(chan os.Signal, 1)
 	restarted := false
 	env := Env{Stdout: io.Discard, Stderr: io.Discard, Hangup: hup,
-		Sleep: func(ctx context.Context, d time.Duration) error {
+		After: func(time.Duration) <-chan time.Time {
 			hup <- syscall.SIGHUP
-			<-ctx.Done() // the hangup ends the sleep
-			return ctx.Err()
+			return nil // only the hangup ends the sleep
 		},
 		Reexec: func() error { restarted = true; return nil },
 	}
@@ -195,9 +206,9 @@ func TestLocalChangeWakesTheDaemon(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	sleeps := make(chan time.Duration, 10)
-	env := Env{Stdout: io.Discard, Stderr: io.Discard, Sleep: func(ctx context.Context, d time.Duration) error {
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, After: func(d time.Duration) <-chan time.Time {
 		sleeps <- d
-		return sleep(ctx, 30*time.Second) // a long poll: only a wake-up ends it early
+		return time.After(30 * time.Second) // a long poll: only a wake-up ends it early
 	}}
 	go func() { done <- Run(ctx, daemonArgs(dir), env) }()
 	<-sleeps // first pass done, sleeping
@@ -223,16 +234,16 @@ func TestIntervalResetsAfterChange(t *testing.T) {
 	var waits []time.Duration
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := Env{Stdout: io.Discard, Stderr: io.Discard, Sleep: func(ctx context.Context, d time.Duration) error {
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, After: func(d time.Duration) <-chan time.Time {
 		waits = append(waits, d)
 		switch len(waits) {
 		case 3:
 			os.WriteFile(dir+"/local/a", []byte(`{"a": 2}`), 0o644)
 		case 5:
 			cancel()
-			return context.Canceled
+			return nil
 		}
-		return nil
+		return elapsed()
 	}}
 	Run(ctx, daemonArgs(dir), env)
 	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 1 * time.Second, 2 * time.Second}
@@ -290,14 +301,14 @@ func TestFractionalSplay(t *testing.T) {
 	n := 0
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := Env{Stdout: io.Discard, Stderr: io.Discard, Sleep: func(ctx context.Context, d time.Duration) error {
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, After: func(d time.Duration) <-chan time.Time {
 		n++
 		if n == 1 {
 			first = d
-			return nil
+			return elapsed()
 		}
 		cancel()
-		return context.Canceled
+		return nil
 	}}
 	Run(ctx, append(daemonArgs(dir), "--splay", "0.5"), env)
 	if n < 2 || first >= 500*time.Millisecond {
@@ -322,17 +333,16 @@ func TestDaemonNotifiesSystemd(t *testing.T) {
 	defer cancel()
 	sleeps := 0
 	env := Env{Stdout: io.Discard, Stderr: io.Discard, Notify: systemd.New(),
-		Sleep: func(ctx context.Context, d time.Duration) error {
+		After: func(d time.Duration) <-chan time.Time {
 			sleeps++
 			if d > 500*time.Millisecond {
 				t.Errorf("slept %v in one go with a 0.5 s watchdog", d)
 			}
 			if sleeps == 4 {
 				cancel()
-				return context.Canceled
+				return nil
 			}
-			time.Sleep(300 * time.Millisecond) // let ping intervals pass
-			return nil
+			return time.After(300 * time.Millisecond) // let ping intervals pass
 		}}
 	Run(ctx, daemonArgs(dir), env)
 	var got []string
@@ -367,6 +377,17 @@ func (h *records) Handle(_ context.Context, r slog.Record) error {
 func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *records) WithGroup(string) slog.Handler      { return h }
 
+// messages are the records' messages, a line each.
+func (h *records) messages() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.got {
+		out = append(out, r.Message)
+	}
+	return strings.Join(out, "\n")
+}
+
 // events are the journal-only records, each as "msg k=v k=v" with the
 // command's duration left out.
 func (h *records) events() []string {
@@ -396,14 +417,14 @@ func (h *records) events() []string {
 // Under journald every pass tells which collector's key changed and how,
 // and how the command ended (duration and exit status), as fields.
 func TestPassEvents(t *testing.T) {
-	a := &fake{entries: []merger.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
-	b := &fake{entries: []merger.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
-	r, _ := newRunner(t, map[string]*fake{"heat_local": a, "local": b}, "heat_local", "local")
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
+	b := &fake{entries: []collectors.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, _ := fakeRunner(t, map[string]*fake{"heat_local": a, "local": b}, "heat_local", "local")
 	h := &records{}
 	r.log = slog.New(h)
 	first := r.cfg.Command
 	r.pass(context.Background())
-	b.entries = []merger.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
+	b.entries = []collectors.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
 	r.cfg.Command = "exit 3"
 	r.pass(context.Background())
 	want := []string{
@@ -422,8 +443,8 @@ func TestPassEvents(t *testing.T) {
 // process group gets SIGTERM, then SIGKILL, the pass fails with 124 and
 // nothing is committed, so the next pass runs it again.
 func TestCommandDeadline(t *testing.T) {
-	a := &fake{entries: []merger.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
-	r, dir := newRunner(t, map[string]*fake{"local": a}, "local")
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": a}, "local")
 	r.cfg.Command = `echo started >> ` + dir + `/calls; trap "" TERM; sleep 30`
 	r.cfg.CommandTimeout = 0.3
 	r.killGrace = 200 * time.Millisecond
@@ -463,7 +484,7 @@ func TestInvalidConfigKeepsTheDaemonRunning(t *testing.T) {
 	var stderr strings.Builder
 	restarted, sleeps := false, 0
 	env := Env{Stdout: io.Discard, Stderr: &stderr, Hangup: hup,
-		Sleep: func(ctx context.Context, d time.Duration) error {
+		After: func(time.Duration) <-chan time.Time {
 			sleeps++
 			switch sleeps {
 			case 1:
@@ -472,12 +493,11 @@ func TestInvalidConfigKeepsTheDaemonRunning(t *testing.T) {
 				os.WriteFile(conf, []byte(strings.Replace(good, "collectors = local", "collectors = local,bogus", 1)), 0o644)
 			case 4:
 				hup <- syscall.SIGHUP
-				<-ctx.Done()
-				return ctx.Err()
+				return nil
 			case 5:
 				os.WriteFile(conf, []byte("[DEFAULT]\npolling_interval = 5\n"+good), 0o644)
 			}
-			return nil
+			return elapsed()
 		},
 		Reexec: func() error { restarted = true; return nil },
 	}
@@ -517,14 +537,12 @@ func TestSecretsNeverLogged(t *testing.T) {
 		t.Fatalf("a secret in the log:\n%s", stderr.String())
 	}
 	// The attributes, which become journal fields, too.
-	cfg, err := config.Parse([]string{"--config-file", conf, "--one-time", "cfn", "heat", "zaqar", "request"}, config.Env{})
+	cfg, err := Parse([]string{"--config-file", conf, "--one-time", "cfn", "heat", "zaqar", "request"}, config.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &records{}
-	r := &runner{cfg: cfg, env: Env{Stdout: io.Discard, Stderr: io.Discard}, log: slog.New(h),
-		cache: &cache.Cache{Dir: cfg.CacheDir}, factories: factories, lastKeys: map[string][]string{}}
-	r.pass(context.Background())
+	newRunner(cfg, Env{Stdout: io.Discard, Stderr: io.Discard}, slog.New(h)).pass(context.Background())
 	var all strings.Builder
 	for _, rec := range h.got {
 		all.WriteString(rec.Message)
@@ -533,5 +551,57 @@ func TestSecretsNeverLogged(t *testing.T) {
 	}
 	if !strings.Contains(all.String(), "reason=") || strings.Contains(all.String(), "S3CRET") {
 		t.Fatalf("records:\n%s", all.String())
+	}
+}
+
+// An unavailable source's cause is logged once, then the verdict, as the
+// reference logs them (the collectors no longer log it themselves).
+func TestUnavailableCauseLoggedOnce(t *testing.T) {
+	a := &fake{err: collectors.Unavailable(errors.New("503 Service Unavailable for url: http://md/"))}
+	r, _ := fakeRunner(t, map[string]*fake{"request": a}, "request")
+	var stderr strings.Builder
+	r.log = logging.New(&stderr, logging.Options{Level: slog.LevelWarn, QuietAttrs: true, Prefix: func(time.Time, slog.Level) string { return "" }})
+	r.pass(context.Background())
+	if want := "503 Service Unavailable for url: http://md/\nSource [request] Unavailable.\n"; stderr.String() != want {
+		t.Fatalf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// brokenConfig is a collector whose configuration cannot work until the
+// test mends it.
+type brokenConfig struct {
+	fakeConfig
+	broken *bool
+}
+
+func (c brokenConfig) New(s collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	if *c.broken {
+		return nil, errors.New("[cfn] ca_certificate: reading CA file: no such file")
+	}
+	return c.fakeConfig.New(s, log)
+}
+
+// A collector whose configuration cannot work (an unreadable CA file) is
+// unavailable, saying why, and built again on the next pass: mending the
+// file needs no restart.
+func TestCollectorThatCannotBeBuilt(t *testing.T) {
+	f := &fake{entries: []collectors.Entry{{Name: "cfn", Content: doc(`{"c": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{}, "cfn")
+	broken := true
+	r.cfg.Sources["cfn"] = brokenConfig{fakeConfig{f}, &broken}
+	h := &records{}
+	r.log = slog.New(h)
+	if _, _, err := r.pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.messages(); !strings.Contains(got, "ca_certificate: reading CA file: no such file\nSource [cfn] Unavailable.") {
+		t.Fatalf("log:\n%s", got)
+	}
+	broken = false
+	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
+		t.Fatal(st, err)
+	}
+	if got := calls(t, dir); len(got) != 1 || !strings.HasSuffix(got[0], "/cache/cfn.json") {
+		t.Fatalf("command runs %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package config
+package occ
 
 import (
 	"encoding/json"
@@ -10,6 +10,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tripleo-go/agent/collectors/cfn"
+	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/collectors/heat"
 )
 
 type scenario struct {
@@ -114,7 +118,7 @@ func TestAgainstOsloConfig(t *testing.T) {
 			if err := json.Unmarshal(out, &want); err != nil {
 				t.Fatalf("oracle output %s: %v", out, err)
 			}
-			env := Env{Root: dir + "/root", LookupEnv: func(k string) (string, bool) {
+			env := config.Env{Root: dir + "/root", LookupEnv: func(k string) (string, bool) {
 				if k == "HOME" {
 					return dir, true
 				}
@@ -198,31 +202,32 @@ func sameValue(w, g any) bool {
 func TestErrorsNameTheOption(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(dir+"/a.conf", []byte("[DEFAULT]\npolling_interval = soon\n[cfn]\nsecret_access_key = hunter2\n"), 0o644)
-	_, err := Parse([]string{"--config-file", dir + "/a.conf"}, Env{})
-	var ce *Error
+	_, err := Parse([]string{"--config-file", dir + "/a.conf"}, config.Env{})
+	var ce *config.Error
 	if !errors.As(err, &ce) || ce.Option != "polling-interval" || ce.Value != "soon" || ce.Source != dir+"/a.conf" {
 		t.Fatalf("error %v", err)
 	}
 	os.WriteFile(dir+"/b.conf", []byte("[zaqar]\nuse_websockets = maybe\n"), 0o644)
-	if _, err := Parse([]string{"--config-file", dir + "/b.conf"}, Env{}); err == nil || !strings.Contains(err.Error(), "zaqar.use-websockets") {
+	if _, err := Parse([]string{"--config-file", dir + "/b.conf"}, config.Env{}); err == nil || !strings.Contains(err.Error(), "zaqar.use-websockets") {
 		t.Fatalf("error %v", err)
 	}
-	if _, err := Parse([]string{"--command-timeout", "-1"}, Env{}); !errors.As(err, &ce) || ce.Option != "command-timeout" || ce.Reason != "must not be negative" {
+	if _, err := Parse([]string{"--command-timeout", "-1"}, config.Env{}); !errors.As(err, &ce) || ce.Option != "command-timeout" || ce.Reason != "must not be negative" {
 		t.Fatalf("a negative deadline: %v", err)
 	}
 	os.WriteFile(dir+"/c.conf", []byte("no section = here\n"), 0o644)
-	if _, err := Parse([]string{"--config-file", dir + "/c.conf"}, Env{}); err == nil || !strings.Contains(err.Error(), dir+"/c.conf:1") {
+	if _, err := Parse([]string{"--config-file", dir + "/c.conf"}, config.Env{}); err == nil || !strings.Contains(err.Error(), dir+"/c.conf:1") {
 		t.Fatalf("error %v", err)
 	}
 }
 
 func TestCheckCollectors(t *testing.T) {
-	c := &Config{Collectors: []string{"local", "bogus", "[\"cfn\"]"}}
+	c := newConfig(registry)
+	c.Collectors = []string{"local", "bogus", "[\"cfn\"]"}
 	want := `Unknown collectors ['bogus', '["cfn"]']. Valid collectors are: ['heat_local', 'ec2', 'cfn', 'heat', 'request', 'local', 'zaqar']`
 	if err := c.CheckCollectors(); err == nil || err.Error() != want {
 		t.Fatalf("got %v", err)
 	}
-	c.Collectors = DefaultCollectors
+	c.Collectors = names(registry)
 	if err := c.CheckCollectors(); err != nil {
 		t.Fatal(err)
 	}
@@ -231,16 +236,17 @@ func TestCheckCollectors(t *testing.T) {
 func TestSecretsNeverPrint(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(dir+"/a.conf", []byte("[cfn]\nsecret_access_key = hunter2\n[heat]\npassword = pw\n"), 0o644)
-	c, err := Parse([]string{"--config-file", dir + "/a.conf"}, Env{})
+	c, err := Parse([]string{"--config-file", dir + "/a.conf"}, config.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{fmt.Sprint(c.CFN.SecretAccessKey), fmt.Sprintf("%v %+v %#v", c.Heat, c.Heat, c.Heat.Password)} {
+	cfnConf, heatConf := c.Sources["cfn"].(*cfn.Config), c.Sources["heat"].(*heat.Config)
+	for _, s := range []string{fmt.Sprint(cfnConf.SecretAccessKey), fmt.Sprintf("%v %+v %#v", heatConf, *heatConf, heatConf.Password)} {
 		if strings.Contains(s, "hunter2") || strings.Contains(s, "pw ") || strings.Contains(s, `"pw"`) {
 			t.Fatalf("secret printed: %s", s)
 		}
 	}
-	if c.CFN.SecretAccessKey.Reveal() != "hunter2" {
+	if cfnConf.SecretAccessKey.Reveal() != "hunter2" {
 		t.Fatal("secret lost")
 	}
 }

@@ -10,8 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/tripleo-go/agent/collectors/heatlocal"
-	"github.com/tripleo-go/agent/collectors/local"
+	"github.com/tripleo-go/agent/collectors"
 )
 
 // debounce gathers a burst of file events (an editor's write, rename and
@@ -25,26 +24,28 @@ type watcher struct {
 	stop func()
 }
 
-// watchSources starts watching the sources that live on this machine. Its
-// goroutine is owned by ctx and waited for by stop. It returns nil when
-// there is nothing to watch or the system refuses.
-func watchSources(ctx context.Context, collectorNames []string, localPaths, heatLocalPaths []string, log *slog.Logger) *watcher {
+// watchSources starts watching the sources of the configured collectors
+// that live on this machine. Its goroutine is owned by ctx and waited for
+// by stop. It returns nil when there is nothing to watch or the system
+// refuses.
+func watchSources(ctx context.Context, cfg *Config, log *slog.Logger) *watcher {
 	dirs := map[string]bool{}     // watched directories
-	files := map[string]bool{}    // heat_local files, by clean path
-	anyInDir := map[string]bool{} // local dirs: any change counts
-	for _, name := range collectorNames {
-		switch name {
-		case local.Name:
-			for _, p := range localPaths {
-				p = filepath.Clean(p)
-				dirs[p], anyInDir[p] = true, true
-			}
-		case heatlocal.Name:
-			for _, p := range heatLocalPaths {
-				p = filepath.Clean(p)
-				files[p] = true
-				dirs[filepath.Dir(p)] = true // files are often replaced by rename
-			}
+	files := map[string]bool{}    // watched files, by clean path
+	anyInDir := map[string]bool{} // directories where any change counts
+	for _, name := range cfg.Collectors {
+		w, ok := cfg.Sources[name].(collectors.Watcher)
+		if !ok {
+			continue
+		}
+		wd, wf := w.Watch()
+		for _, p := range wd {
+			p = filepath.Clean(p)
+			dirs[p], anyInDir[p] = true, true
+		}
+		for _, p := range wf {
+			p = filepath.Clean(p)
+			files[p] = true
+			dirs[filepath.Dir(p)] = true // files are often replaced by rename
 		}
 	}
 	if len(dirs) == 0 {

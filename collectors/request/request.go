@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -20,6 +21,31 @@ import (
 
 // Name is the collector's name.
 const Name = "request"
+
+// Config is the [request] group.
+type Config struct {
+	MetadataURL string
+	Timeout     float64
+}
+
+// NewConfig is an empty configuration, for the registry.
+func NewConfig() collectors.Config { return new(Config) }
+
+// Options are [request]'s.
+func (c *Config) Options() []config.Option {
+	return config.InGroup(Name,
+		config.Option{Name: "metadata-url", Into: &c.MetadataURL},
+		config.Option{Name: "timeout", Default: []string{"10"}, Into: &c.Timeout})
+}
+
+// New builds the collector.
+func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	client, err := httpclient.New(shared.HTTP(collectors.Seconds(c.Timeout)))
+	if err != nil {
+		return nil, err
+	}
+	return &Collector{URL: c.MetadataURL, DeploymentKeys: shared.DeploymentKeys, Client: client, Log: log}, nil
+}
 
 // Collector polls one URL with conditional GETs. It lives across passes:
 // it remembers the ETag and Last-Modified of the last document, and the
@@ -38,7 +64,7 @@ type Collector struct {
 }
 
 // Collect fetches the document, or reuses the last one on 304.
-func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	if c.URL == "" {
 		c.Log.Info("No metadata_url configured.")
 		return nil, collectors.ErrNotConfigured
@@ -60,17 +86,14 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	}
 	resp, err := c.Client.Get(ctx, c.URL, h)
 	if err != nil {
-		c.Log.Warn(err.Error())
-		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+		return nil, collectors.Unavailable(err)
 	}
 	switch {
 	case resp.Status == http.StatusNotModified && c.last != nil:
 		c.Log.Debug("Metadata not modified.", "url", secret.RedactURL(c.URL))
 		return merger.Explode(Name, c.last, c.DeploymentKeys, c.Log), nil
 	case resp.Status >= 400 || resp.Status == http.StatusNotModified:
-		msg := fmt.Sprintf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(c.URL))
-		c.Log.Warn(msg)
-		return nil, fmt.Errorf("%w: %s", collectors.ErrNotAvailable, msg)
+		return nil, collectors.Unavailable(fmt.Errorf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(c.URL)))
 	}
 	doc, err := pyos.LoadsJSON(resp.Body)
 	if err == nil {
@@ -79,8 +102,7 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 		}
 	}
 	if err != nil {
-		c.Log.Warn(fmt.Sprintf("Failed to parse as json. (%v)", err))
-		return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+		return nil, collectors.Unavailable(fmt.Errorf("Failed to parse as json. (%w)", err))
 	}
 	c.last, c.etag, c.lastMod = doc, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	return merger.Explode(Name, doc, c.DeploymentKeys, c.Log), nil

@@ -18,13 +18,71 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
+	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Name is the collector's name.
 const Name = "zaqar"
+
+// Config is the [zaqar] group.
+type Config struct {
+	UserID, ProjectID, AuthURL, QueueID, RegionName, CAFile string
+	Password                                                secret.String
+	UseWebsockets, SSLCertificateValidation                 bool
+}
+
+// NewConfig is an empty configuration, for the registry.
+func NewConfig() collectors.Config { return new(Config) }
+
+// Options are [zaqar]'s.
+func (c *Config) Options() []config.Option {
+	return config.InGroup(Name,
+		config.Option{Name: "user-id", Into: &c.UserID},
+		config.Option{Name: "password", Into: &c.Password},
+		config.Option{Name: "project-id", Into: &c.ProjectID},
+		config.Option{Name: "auth-url", Into: &c.AuthURL},
+		config.Option{Name: "queue-id", Into: &c.QueueID},
+		config.Option{Name: "use-websockets", Default: []string{"false"}, Into: &c.UseWebsockets},
+		config.Option{Name: "region-name", Into: &c.RegionName},
+		config.Option{Name: "ssl-certificate-validation", Default: []string{"false"}, Into: &c.SSLCertificateValidation},
+		config.Option{Name: "ca-file", Into: &c.CAFile})
+}
+
+// New builds the collector. Requests get 30 s each; Keystone's are
+// retried, pops are not: a pop whose answer was lost has consumed the
+// messages, and the next poll asks again.
+func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	ks, err := httpclient.New(shared.HTTP(30 * time.Second))
+	if err != nil {
+		return nil, err
+	}
+	o := shared.HTTP(30 * time.Second)
+	o.Retries, o.Insecure = 0, !c.SSLCertificateValidation
+	if c.SSLCertificateValidation {
+		o.CAFile = c.CAFile
+	}
+	tlsConf, err := httpclient.TLSConfig(o) // the websocket's
+	if err != nil {
+		return nil, fmt.Errorf("[zaqar] ca_file: %w", err)
+	}
+	client, err := httpclient.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("[zaqar] ca_file: %w", err)
+	}
+	creds := keystone.Credentials{AuthURL: c.AuthURL, UserID: c.UserID, ProjectID: c.ProjectID, Password: c.Password}
+	return &Collector{
+		Queue: &zaqar.Queue{Session: shared.Keystone(creds, ks), Name: c.QueueID, Region: c.RegionName,
+			Client: client, TLS: tlsConf, Log: log},
+		UseWebsockets: c.UseWebsockets, Validate: c.SSLCertificateValidation, CAFile: c.CAFile,
+		DeploymentKeys: shared.DeploymentKeys, CachePath: shared.CachePath(Name), Log: log,
+	}, nil
+}
 
 // Collector pops a queue.
 type Collector struct {
@@ -45,7 +103,7 @@ type Collector struct {
 }
 
 // Collect pops the queue.
-func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
+func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	cr := c.Queue.Session.Creds
 	for _, need := range []struct{ name, value string }{
 		{"auth_url", cr.AuthURL}, {"password", cr.Password.Reveal()}, {"project_id", cr.ProjectID},
@@ -80,9 +138,8 @@ func (c *Collector) Collect(ctx context.Context) ([]merger.Entry, error) {
 	return merger.Explode(Name, newest, c.DeploymentKeys, c.Log), nil
 }
 
-func (c *Collector) unavailable(err error) ([]merger.Entry, error) {
-	c.Log.Warn(err.Error())
-	return nil, fmt.Errorf("%w: %v", collectors.ErrNotAvailable, err)
+func (c *Collector) unavailable(err error) ([]collectors.Entry, error) {
+	return nil, collectors.Unavailable(err)
 }
 
 // pop returns the newest snapshot, nil when there was none.
@@ -103,7 +160,7 @@ func (c *Collector) pop(ctx context.Context) (pyjson.Value, error) {
 	}
 	doc, err := pyjson.Loads(raw)
 	if err != nil {
-		return nil, fmt.Errorf("a message of queue %s is not JSON: %v", c.Queue.Name, err)
+		return nil, fmt.Errorf("a message of queue %s is not JSON: %w", c.Queue.Name, err)
 	}
 	if _, ok := doc.(*pyjson.Object); !ok {
 		return nil, fmt.Errorf("a message of queue %s is not a JSON object", c.Queue.Name)

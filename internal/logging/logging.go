@@ -256,3 +256,7 @@ func (h *journalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 }
 
 func (h *journalHandler) WithGroup(string) slog.Handler { return h }
+
+// Discard is a logger that drops everything (for tests, and for code
+// given no logger).
+var Discard = slog.New(slog.DiscardHandler)

@@ -1,0 +1,69 @@
+package occ
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tripleo-go/agent/collectors"
+)
+
+// collected is one pass's entries; kept are the names of keys reused from
+// an earlier pass because their collector was unavailable; from names the
+// collector of each key.
+type collected struct {
+	entries []collectors.Entry
+	kept    map[string]bool
+	from    map[string]string
+}
+
+// collect runs every collector in order and returns their entries.
+func (r *runner) collect(ctx context.Context) collected {
+	out := collected{kept: map[string]bool{}, from: map[string]string{}}
+	for _, name := range r.cfg.Collectors {
+		log := r.log.With("collector", name)
+		r.setStage("collector " + name)
+		entries, err := r.collectOne(ctx, name)
+		switch {
+		case errors.Is(err, collectors.ErrNotConfigured):
+			log.Debug(fmt.Sprintf("Source [%s] Not configured.", name))
+			continue
+		case err != nil:
+			// The cause first, then the verdict, as the reference logs them.
+			if cause := collectors.Cause(err); cause != nil {
+				log.Warn(cause.Error())
+			}
+			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", err.Error())
+			// Keep what it gave last time, in its place (the reference
+			// dropped it, and os-apply-config then lost its data).
+			for _, k := range r.lastKeys[name] {
+				out.entries = append(out.entries, collectors.Entry{Name: k})
+				out.kept[k] = true
+			}
+			continue
+		}
+		keys := make([]string, 0, len(entries))
+		for _, e := range entries {
+			keys = append(keys, e.Name)
+			out.from[e.Name] = name
+		}
+		r.lastKeys[name] = keys
+		out.entries = append(out.entries, entries...)
+	}
+	return out
+}
+
+// collectOne runs one collector, built on first use: it lives across
+// passes. One whose configuration cannot work is unavailable, and built
+// again next time.
+func (r *runner) collectOne(ctx context.Context, name string) ([]collectors.Entry, error) {
+	inst, ok := r.instances[name]
+	if !ok {
+		var err error
+		if inst, err = r.cfg.Sources[name].New(r.cfg.Shared(), r.log.With("collector", name)); err != nil {
+			return nil, collectors.Unavailable(err)
+		}
+		r.instances[name] = inst
+	}
+	return inst.Collect(ctx)
+}

@@ -1,0 +1,55 @@
+package occ
+
+import (
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tripleo-go/agent/internal/environ"
+	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/systemd"
+)
+
+// Env is what the command gets from its process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Environ        []string
+	// Root prefixes /etc in the default config file search.
+	Root string
+	// After is the clock of the daemon's waits (time.After when nil);
+	// tests replace it.
+	After func(d time.Duration) <-chan time.Time
+	// Hangup delivers SIGHUP (nil: none).
+	Hangup <-chan os.Signal
+	// Reexec replaces the process with a fresh start of the same command
+	// line, as the reference re-executes itself; tests replace it.
+	Reexec func() error
+	// Notify talks to systemd (nil: not at all).
+	Notify *systemd.Notifier
+}
+
+// ProcessEnv is the Env of the running process.
+func ProcessEnv() Env {
+	pyos.CloseInheritedFDs() // the command gets stdin, stdout and stderr only
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec, Notify: systemd.New()}
+}
+
+// reexec starts this program again with the same arguments and
+// environment, in this process (argv[0] keeps the program's name for the
+// multi-call binary).
+func reexec() error {
+	return syscall.Exec("/proc/self/exe", os.Args, os.Environ())
+}
+
+func (env Env) lookup(name string) (string, bool) { return environ.Lookup(env.Environ, name) }
+
+func (env Env) after(d time.Duration) <-chan time.Time {
+	if env.After != nil {
+		return env.After(d)
+	}
+	return time.After(d)
+}

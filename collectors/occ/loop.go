@@ -1,0 +1,104 @@
+package occ
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/exitcode"
+)
+
+// once is a one-time run: one pass, exiting with the command's status.
+func (r *runner) once(ctx context.Context) error {
+	status, _, err := r.pass(ctx)
+	if err != nil {
+		return err
+	}
+	if status != 0 {
+		// A command killed by signal n: -n, which exits as 256-n, as the
+		// reference's sys.exit of Python's returncode.
+		return exitcode.With(status&0xff, fmt.Errorf("command exited %d", status))
+	}
+	return nil
+}
+
+// daemon runs passes until ctx ends, sleeping from min-polling-interval
+// doubling up to polling-interval, as the reference does, and back to
+// the minimum after a change.
+func (r *runner) daemon(ctx context.Context) error {
+	defer r.env.Notify.Stopping()
+	minWait := collectors.Seconds(r.cfg.MinPollingInterval)
+	maxWait := collectors.Seconds(r.cfg.PollingInterval)
+	wait := minWait
+	var wake <-chan struct{}
+	if w := watchSources(ctx, r.cfg, r.log); w != nil {
+		defer w.stop()
+		wake = w.wake
+	}
+	for ready := false; ; ready = true {
+		status, changed, err := r.pass(ctx)
+		if err != nil {
+			return err
+		}
+		// The daemon sleeps most of its life: hand the pass's garbage back
+		// to the kernel now rather than keep it resident until the
+		// scavenger gets to it (one collection per pass, well under a
+		// millisecond for this heap).
+		debug.FreeOSMemory()
+		line := fmt.Sprintf("last pass %s: command exit %d", time.Now().Format(time.RFC3339), status)
+		if !ready {
+			r.env.Notify.Ready(line)
+		} else {
+			r.env.Notify.Status(line)
+		}
+		// Unlike the reference (after a command only), every pass checks
+		// whether the configuration changed.
+		if r.configChanged() {
+			return r.reload("Configuration changed")
+		}
+		// After a change, poll soon again (the reference's help text
+		// promised this; its loop never did it).
+		if changed {
+			wait = minWait
+		}
+		r.log.Info(fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds()))
+		hup, err := r.sleep(ctx, wait, wake)
+		if hup && r.configValid() {
+			return r.reload("SIGHUP received")
+		}
+		if err != nil {
+			return exitcode.With(exitcode.Terminated, err)
+		}
+		wait = min(wait*2, maxWait)
+	}
+}
+
+// sleep waits for d, or less if a local source changes (wake) or SIGHUP
+// arrives, which it reports; ctx's end is its error. It waits in slices no
+// longer than the watchdog interval, pinging between them from this loop,
+// so a stuck loop is what the watchdog sees.
+func (r *runner) sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) (hup bool, err error) {
+	for left := d; ; {
+		slice := left
+		if w := r.env.Notify.WatchdogInterval(); w > 0 && slice > w {
+			slice = w
+		}
+		r.env.Notify.Ping()
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-r.env.Hangup: // a nil channel never delivers
+			return true, nil
+		case <-wake:
+			r.log.Debug("A local source changed: collecting now.")
+			return false, nil
+		case <-r.env.after(slice):
+		}
+		if slice >= left {
+			return false, nil
+		}
+		left -= slice
+	}
+}
