@@ -29,10 +29,8 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pypath"
+	"github.com/tripleo-go/agent/internal/version"
 )
-
-// Version is what --version prints: the reference release we match.
-const Version = "12.0.0"
 
 // Default locations, relative to Env.Root.
 const (
@@ -121,7 +119,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		return exitcode.With(exitcode.Usage, err)
 	}
 	if res.Has("--version") {
-		fmt.Fprintln(env.Stdout, Version)
+		fmt.Fprintln(env.Stdout, version.Reference)
 		return nil
 	}
 
@@ -203,11 +201,6 @@ func (env Env) defaultOSConfigFiles() string {
 	return env.rooted(DefaultOSConfigFiles)[0]
 }
 
-func isDir(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.IsDir()
-}
-
 // defaultTemplatesDir: $OS_CONFIG_APPLIER_TEMPLATES, else the standard
 // directory, unless only a deprecated one exists.
 func defaultTemplatesDir(env Env, log *slog.Logger) string {
@@ -216,10 +209,10 @@ func defaultTemplatesDir(env Env, log *slog.Logger) string {
 	}
 	std := env.rooted(DefaultTemplatesDir)[0]
 	old := env.rooted(deprecatedTemplatesDir)[0]
-	if !isDir(old) {
+	if !pypath.IsDir(old) {
 		old = env.rooted(oldTemplatesDir)[0]
 	}
-	if isDir(old) && !isDir(std) {
+	if pypath.IsDir(old) && !pypath.IsDir(std) {
 		log.Warn(fmt.Sprintf("Template directory %s is deprecated.  The recommended location for template files is %s", old, std))
 		return old
 	}
@@ -498,7 +491,7 @@ func walkTemplates(root, output string) []template {
 			case typ.IsDir():
 				subdirs = append(subdirs, path)
 				continue
-			case typ&fs.ModeSymlink != 0 && isDir(path):
+			case typ&fs.ModeSymlink != 0 && pypath.IsDir(path):
 				continue // os.walk lists it but does not follow it
 			}
 			if strings.HasSuffix(name, control.Suffix) {

@@ -6,6 +6,7 @@
 package refresh
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,10 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/argparse"
+	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/pypath"
@@ -52,14 +55,7 @@ func ProcessEnv() Env {
 	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
 }
 
-func (env Env) lookup(name string) (string, bool) {
-	for _, kv := range env.Environ {
-		if v, ok := strings.CutPrefix(kv, name+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
+func (env Env) lookup(name string) (string, bool) { return environ.Lookup(env.Environ, name) }
 
 var logLevels = map[string]slog.Level{
 	"ERROR": slog.LevelError, "WARN": slog.LevelWarn, "CRITICAL": logging.LevelCritical,
@@ -88,17 +84,12 @@ func baseDir(env Env) string {
 		return v
 	}
 	std, old := env.Root+DefaultBaseDir, env.Root+OldBaseDir
-	if isDir(old) && !isDir(std) {
+	if pypath.IsDir(old) && !pypath.IsDir(std) {
 		// The reference warns through Python's root logger at import time.
 		fmt.Fprintf(env.Stderr, "WARNING:root:Base directory %s is deprecated. The recommended base directory is %s\n", old, std)
 		return old
 	}
 	return std
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }
 
 // Run runs os-refresh-config with args (without the program name). It
@@ -145,7 +136,10 @@ func Run(ctx context.Context, args []string, env Env) error {
 		Prefix: logging.PythonPrefix("os-refresh-config"), QuietAttrs: true,
 	})
 	lockPath := res.Value("--lockfile", DefaultLockfile)
-	lock, err := acquireLock(lockPath, env.now())
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	lock, err := acquireLock(lockPath, env.Now())
 	if err != nil {
 		log.Error(err.Error())
 		var le *lockError
@@ -154,27 +148,20 @@ func Run(ctx context.Context, args []string, env Env) error {
 		}
 		return exitcode.With(exitcode.Failure, err)
 	}
-	defer lock.release()
+	defer releaseLock(lock)
 
 	partLog := runparts.NewLog(env.Stderr)
 	r := &runner{
 		base: base, log: log, partLog: partLog, timeout: time.Duration(timeout) * time.Second,
 		parts: &runparts.Runner{
 			Stdout: env.Stdout, Stderr: env.Stderr, Env: coerceLocale(env.Environ),
-			Log: partLog, Grace: env.Grace, Now: env.Now,
+			Log: partLog, Grace: cmp.Or(env.Grace, runparts.DefaultGrace),
 		},
 	}
 	if v, ok := env.lookup("RUN_PARTS_REGEX"); ok && v != "" {
 		r.parts.Regex = runparts.CompileRegex(v, r.parts.Log)
 	}
 	return r.run(ctx)
-}
-
-func (env Env) now() time.Time {
-	if env.Now != nil {
-		return env.Now()
-	}
-	return time.Now()
 }
 
 type runner struct {
@@ -195,17 +182,10 @@ func (r *runner) deadline(ctx context.Context) (context.Context, func()) {
 	tctx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(r.timeout, func() {
 		r.log.Error(fmt.Sprintf("Timeout reached: %ds. Sending SIGTERM to all children, SIGKILL after %s",
-			int(r.timeout/time.Second), r.grace()))
+			int(r.timeout/time.Second), r.parts.Grace))
 		cancel()
 	})
 	return tctx, func() { timer.Stop(); cancel() }
-}
-
-func (r *runner) grace() time.Duration {
-	if r.parts.Grace > 0 {
-		return r.parts.Grace
-	}
-	return 5 * time.Second
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -266,32 +246,19 @@ func describe(dir string, err error) string {
 // coerceLocale makes the environment what the reference's children see:
 // Python (PEP 538) sets LC_CTYPE=C.UTF-8 in its own environment when the
 // locale is C or POSIX and LC_ALL is not set.
-func coerceLocale(environ []string) []string {
-	get := func(k string) string {
-		for _, kv := range environ {
-			if v, ok := strings.CutPrefix(kv, k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
+func coerceLocale(env []string) []string {
+	get := func(k string) string { return environ.Get(env, k) }
 	if get("PYTHONCOERCECLOCALE") == "0" || get("LC_ALL") != "" {
-		return environ
+		return env
 	}
 	loc := get("LC_CTYPE")
 	if loc == "" {
 		loc = get("LANG")
 	}
 	if loc != "" && loc != "C" && loc != "POSIX" {
-		return environ
+		return env
 	}
-	out := make([]string, 0, len(environ)+1)
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, "LC_CTYPE=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, "LC_CTYPE=C.UTF-8")
+	return environ.With(env, "LC_CTYPE", "C.UTF-8")
 }
 
 // lockError is a lock that could not be taken.
@@ -302,32 +269,31 @@ type lockError struct {
 
 func (e *lockError) Error() string { return e.msg }
 
-type lockFile struct{ f *os.File }
-
 // acquireLock takes the run lock as the reference does (a non-blocking
 // flock on a file opened for appending, never deleted), then writes who
 // holds it. Unlike the reference, whose write sits in a buffer until the
 // end, the line is on disk while the lock is held.
-func acquireLock(path string, now time.Time) (*lockFile, error) {
+func acquireLock(path string, now time.Time) (*proc.Lock, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, &lockError{msg: fmt.Sprintf("Could not open lock file %s. %s", path, pyos.ErrorString(err, path))}
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	lock, err := proc.TryLock(f)
+	if err != nil {
 		f.Close()
-		busy := errors.Is(err, syscall.EWOULDBLOCK)
-		return nil, &lockError{msg: fmt.Sprintf("Could not lock %s. [Errno %d] %s", path, int(syscall.EAGAIN), "Resource temporarily unavailable"), busy: busy}
+		return nil, &lockError{msg: fmt.Sprintf("Could not lock %s. [Errno %d] %s", path, int(syscall.EAGAIN), "Resource temporarily unavailable"),
+			busy: errors.Is(err, proc.ErrBusy)}
 	}
 	_ = f.Truncate(0)
 	fmt.Fprintf(f, "Locked by pid==%d at %s\n", os.Getpid(), structTime(now))
-	return &lockFile{f: f}, nil
+	return lock, nil
 }
 
-// release empties the lock file and lets the lock go, as the reference
-// does at the end of every run.
-func (l *lockFile) release() {
-	_ = l.f.Truncate(0)
-	_ = l.f.Close()
+// releaseLock empties the lock file and lets the lock go, as the
+// reference does at the end of every run.
+func releaseLock(lock *proc.Lock) {
+	_ = lock.File().Truncate(0)
+	_ = lock.Unlock()
 }
 
 // structTime is Python's repr of time.localtime().

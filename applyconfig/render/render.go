@@ -11,15 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/cbroglie/mustache"
 	"golang.org/x/sys/unix"
 
+	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
 )
@@ -27,6 +26,14 @@ import (
 // ExecTimeout bounds one executable template. The reference waits forever;
 // a hung script must not hang every refresh of the node.
 const ExecTimeout = 10 * time.Minute
+
+// execGrace is an executable template's time between SIGTERM and SIGKILL
+// once its time is up.
+const execGrace = 5 * time.Second
+
+// MaxExecOutput bounds what an executable template may write: its output
+// is a file body held in memory (the reference read any amount).
+const MaxExecOutput = 64 << 20
 
 // Error is a template that could not be rendered. Msg is the reference's
 // message; Detail, when set, is the cause it logs on a line of its own.
@@ -50,16 +57,19 @@ type Metadata struct {
 	stdin   func() []byte // json.dumps(cfg), made once if an executable needs it
 	execMu  sync.Mutex    // executable templates run one at a time, as in the reference
 	timeout time.Duration
+	// maxOutput bounds an executable template's output (MaxExecOutput).
+	maxOutput int
 }
 
 // NewMetadata prepares cfg (a decoded JSON object) for rendering.
 func NewMetadata(cfg pyjson.Value) *Metadata {
 	vb := newViewBuilder()
 	return &Metadata{
-		vb:      vb,
-		view:    vb.view(cfg),
-		stdin:   sync.OnceValue(func() []byte { return []byte(pyjson.Dumps(cfg)) }),
-		timeout: ExecTimeout,
+		vb:        vb,
+		view:      vb.view(cfg),
+		stdin:     sync.OnceValue(func() []byte { return []byte(pyjson.Dumps(cfg)) }),
+		timeout:   ExecTimeout,
+		maxOutput: MaxExecOutput,
 	}
 }
 
@@ -169,27 +179,19 @@ func isRegular(path string) bool {
 func (m *Metadata) execute(ctx context.Context, path string) ([]byte, error) {
 	m.execMu.Lock()
 	defer m.execMu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, m.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path)
-	cmd.Stdin = bytes.NewReader(m.stdin())
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Its own process group, so a timeout kills whatever it started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
+	stdout, stderr := proc.NewCapture(m.maxOutput, 0), proc.NewCapture(m.maxOutput, 0)
+	res, err := proc.Run(ctx, proc.Spec{Path: path, Stdin: bytes.NewReader(m.stdin()), Stdout: stdout, Stderr: stderr,
+		Timeout: m.timeout, Grace: execGrace})
+	switch {
+	case res.TimedOut:
 		return nil, &Error{Msg: fmt.Sprintf("config script timed out after %s: %s", m.timeout, path)}
-	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
+	case err != nil && res.Signal == 0 && res.ExitCode <= 0:
 		return nil, &Error{Msg: fmt.Sprintf("config script could not be run: %s: %s", path, pyos.ErrorString(err, path))}
-	}
-	if err != nil {
+	case res.Returncode() != 0:
 		out := append(stdout.Bytes(), stderr.Bytes()...)
 		return nil, &Error{Msg: fmt.Sprintf("config script failed: %s\n\nwith output:\n\n%s", path, pyjson.ReprBytes(out))}
+	case stdout.Dropped() > 0:
+		return nil, &Error{Msg: fmt.Sprintf("config script wrote more than %d bytes: %s", m.maxOutput, path)}
 	}
 	if msg, bad := pyos.DecodeError(stdout.Bytes()); bad {
 		return nil, &Error{Msg: fmt.Sprintf("config script wrote output that is not UTF-8: %s: %s", path, msg)}

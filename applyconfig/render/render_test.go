@@ -109,6 +109,24 @@ func TestExecutableTimeoutKillsGroup(t *testing.T) {
 	}
 }
 
+// An executable template's output is a file body held in memory: past
+// the bound it is an error naming the template, not a huge file.
+func TestExecutableOutputBound(t *testing.T) {
+	m := md(t)
+	m.maxOutput = 1000
+	dir := t.TempDir()
+	chatty := filepath.Join(dir, "chatty")
+	os.WriteFile(chatty, []byte("#!/bin/sh\nhead -c 1001 /dev/zero | tr '\\0' x\n"), 0o755)
+	_, err := m.Template(context.Background(), chatty)
+	if want := "config script wrote more than 1000 bytes: " + chatty; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	os.WriteFile(chatty, []byte("#!/bin/sh\nhead -c 1000 /dev/zero | tr '\\0' x\n"), 0o755)
+	if body, err := m.Template(context.Background(), chatty); err != nil || len(body) != 1000 {
+		t.Fatalf("%d bytes, %v", len(body), err)
+	}
+}
+
 func BenchmarkMustache(b *testing.B) {
 	m := md(b)
 	tmpl := []byte(strings.Repeat("[section]\nkey = {{x}}\nnested = {{d.y.z}}\n{{#items}}item = {{name}} {{top}}\n{{/items}}{{^y}}flag = off\n{{/y}}\n", 20))

@@ -7,10 +7,8 @@ import (
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/version"
 )
-
-// Version is what --version prints: the reference release we match.
-const Version = "12.0.0"
 
 // Config is os-collect-config's whole configuration: [DEFAULT],
 // [keystone] (which the collectors that authenticate share), and each
@@ -103,7 +101,7 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 	for _, r := range registry {
 		opts = append(opts, c.Sources[r.Name].Options()...)
 	}
-	return config.Set{Prog: "os-collect-config", Version: Version, Basename: "os-collect-config.conf", Options: opts}
+	return config.Set{Prog: "os-collect-config", Version: version.Reference, Basename: "os-collect-config.conf", Options: opts}
 }
 
 // Parse builds the configuration from the command line (without the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/tripleo-go/agent/internal/secret"
+	"github.com/tripleo-go/agent/internal/version"
 )
 
 // DefaultMaxBody is the default cap on a response body: 64 MiB.
@@ -132,7 +133,7 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 			req.Header.Add(k, v)
 		}
 	}
-	req.Header.Set("User-Agent", "os-collect-config/12.0.0 (tripleo-agent)")
+	req.Header.Set("User-Agent", version.UserAgent)
 	resp, err := c.rc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
-	"strings"
 
+	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 )
@@ -23,15 +23,6 @@ type Env struct {
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
 	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
-}
-
-func lookup(env []string, name string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, name+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 const usage = `Usage: dib-run-parts [OPTION] scripts_directory
@@ -82,7 +73,7 @@ func RunCLI(ctx context.Context, args []string, env Env) error {
 		io.WriteString(env.Stderr, usage)
 		return exitcode.With(exitcode.Failure, ErrNotDir)
 	}
-	pattern := lookup(env.Environ, "RUN_PARTS_REGEX")
+	pattern := environ.Get(env.Environ, "RUN_PARTS_REGEX")
 	if pattern == "" {
 		pattern = DefaultRegex
 	}
