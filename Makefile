@@ -5,7 +5,7 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build deps test unit bench demo install clean fmt systemd-test e2e
+.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -19,14 +19,23 @@ build:
 deps:
 	bash scripts/install-deps.sh
 
-# The whole suite; the differential tests need the reference installed
-# (.ci/run installs it) and are skipped without it unless REQUIRE_REFERENCE=1.
+# The whole suite: vet, the unit tests under the race detector (renders,
+# the watcher, the Keystone session and the child processes are
+# concurrent), then everything; the differential tests need the reference
+# installed (.ci/run installs it) and are skipped without it unless
+# REQUIRE_REFERENCE=1.
 test: build
 	$(GO) vet ./...
+	$(GO) test -count=1 -race -short ./...
 	$(GO) test -count=1 ./...
 
+# The unit tests alone, in seconds: -short skips the differential suites
+# and the tests that run the reference as an oracle.
 unit:
 	$(GO) test -count=1 -short ./...
+
+race:
+	$(GO) test -count=1 -race -short ./...
 
 # os-collect-config's unit under a real systemd, in a throw-away Debian 12
 # container (test/systemd; root; installs systemd-container and

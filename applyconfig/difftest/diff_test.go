@@ -36,33 +36,21 @@ func envOr(k, def string) string {
 }
 
 func TestMain(m *testing.M) {
-	dir, err := difftest.BuildAgent("os-apply-config")
-	if err != nil {
-		panic(err)
-	}
-	oursBin = filepath.Join(dir, "os-apply-config")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	difftest.Main(m, []string{"os-apply-config"}, func(dir string) { oursBin = filepath.Join(dir, "os-apply-config") })
 }
-
-// Case is one parsed case file, with this suite's way to run it.
-type Case struct{ *difftest.Case }
 
 var knownFlags = map[string]bool{"ignore-stderr": true}
 
-// Outcome is everything compared for one run.
+// Outcome is everything compared for one run: of stderr, the ERROR and
+// WARNING lines, timestamps removed.
 type Outcome struct {
-	Code   int
-	Stdout string
-	Logged []string // ERROR and WARNING lines, timestamps removed
-	Tree   []string // one line per path
-	Stderr string   // for failure messages only
+	difftest.Outcome
+	Logged []string
 }
 
 var timestamp = regexp.MustCompile(`^\[\d{4}/\d\d/\d\d \d\d:\d\d:\d\d [AP]M\] `)
 
-func (c *Case) run(t *testing.T, bin string) Outcome {
+func run(t *testing.T, c *difftest.Case, bin string) Outcome {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range c.Files {
@@ -89,7 +77,7 @@ func (c *Case) run(t *testing.T, bin string) Outcome {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	o := Outcome{Stdout: stdout.String(), Stderr: stderr.String()}
+	o := Outcome{Outcome: difftest.Outcome{Stdout: stdout.String(), Stderr: stderr.String()}}
 	if ee, ok := err.(*exec.ExitError); ok {
 		o.Code = ee.ExitCode()
 	} else if err != nil {
@@ -101,55 +89,31 @@ func (c *Case) run(t *testing.T, bin string) Outcome {
 			o.Logged = append(o.Logged, l)
 		}
 	}
-	o.Tree = snapshot(t, dir)
+	o.Tree, o.Files = difftest.Tree(t, dir, "")
 	return o
 }
 
-func snapshot(t *testing.T, dir string) []string {
-	t.Helper()
-	tree, _, err := difftest.Snapshot(dir, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tree
-}
-
-func loadCases(t *testing.T) []*Case {
-	var cases []*Case
-	for _, c := range difftest.Load(t, "../testdata/diff/*.txtar", knownFlags) {
-		cases = append(cases, &Case{c})
-	}
-	return cases
-}
-
-func requireReference(t *testing.T) { difftest.RequireReference(t, refBin) }
-
 func TestAgainstReference(t *testing.T) {
-	requireReference(t)
-	cases := loadCases(t)
+	difftest.RequireReference(t, refBin)
+	cases := difftest.Load(t, "../testdata/diff/*.txtar", knownFlags)
 	if len(cases) < 60 {
 		t.Errorf("only %d cases; the corpus must have at least 60", len(cases))
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			ref := c.run(t, refBin)
+			ref := run(t, c, refBin)
 			if strings.Contains(ref.Stderr, "Traceback") && !c.Flags["ignore-stderr"] {
 				t.Fatalf("the reference crashed on this case; flag it or move it to the compat tests:\n%s", ref.Stderr)
 			}
-			ours := c.run(t, oursBin)
+			ours := run(t, c, oursBin)
 			compare(t, c, ref, ours)
 		})
 	}
 }
 
-func compare(t *testing.T, c *Case, ref, ours Outcome) {
+func compare(t *testing.T, c *difftest.Case, ref, ours Outcome) {
 	t.Helper()
-	if ref.Code != ours.Code {
-		t.Errorf("exit status: reference %d, ours %d", ref.Code, ours.Code)
-	}
-	if ref.Stdout != ours.Stdout {
-		t.Errorf("stdout:\nreference %q\nours      %q", ref.Stdout, ours.Stdout)
-	}
+	difftest.Compare(t, ref.Outcome, ours.Outcome)
 	if !c.Flags["ignore-stderr"] {
 		// Ours may add detail after the reference's words, never drop them.
 		ok := len(ref.Logged) == len(ours.Logged)
@@ -160,10 +124,5 @@ func compare(t *testing.T, c *Case, ref, ours Outcome) {
 			t.Errorf("log lines:\nreference %q\nours      %q", ref.Logged, ours.Logged)
 		}
 	}
-	if d := difftest.SetDiff(ref.Tree, ours.Tree); d != "" {
-		t.Errorf("work dir differs (- reference, + ours):\n%s", d)
-	}
-	if t.Failed() {
-		t.Logf("reference stderr:\n%s\nour stderr:\n%s", ref.Stderr, ours.Stderr)
-	}
+	difftest.LogStderr(t, ref.Outcome, ours.Outcome)
 }

@@ -2,16 +2,14 @@ package writer
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
-)
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+	"github.com/tripleo-go/agent/internal/logging"
+)
 
 func file(path, body string) File {
 	return File{Path: path, Body: []byte(body), UID: -1, GID: -1, AllowEmpty: true}
@@ -38,7 +36,7 @@ func inode(t *testing.T, p string) uint64 {
 func TestNewFilesAre0644InNewDirs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "etc/nova/nova.conf")
-	res, err := Apply([]File{file(p, "x=1\n")}, quiet)
+	res, err := Apply([]File{file(p, "x=1\n")}, logging.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +52,7 @@ func TestNewFilesAre0644InNewDirs(t *testing.T) {
 // its inode and mtime stay and nothing watching it wakes up.
 func TestUnchangedFileIsNotRewritten(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "a.conf")
-	if _, err := Apply([]File{file(p, "same\n")}, quiet); err != nil {
+	if _, err := Apply([]File{file(p, "same\n")}, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)
@@ -62,7 +60,7 @@ func TestUnchangedFileIsNotRewritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	ino := inode(t, p)
-	res, err := Apply([]File{file(p, "same\n")}, quiet)
+	res, err := Apply([]File{file(p, "same\n")}, logging.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +71,7 @@ func TestUnchangedFileIsNotRewritten(t *testing.T) {
 	// A different mode is a change.
 	f := file(p, "same\n")
 	f.Mode = 0o600
-	if res, _ := Apply([]File{f}, quiet); len(res.Written) != 1 {
+	if res, _ := Apply([]File{f}, logging.Discard); len(res.Written) != 1 {
 		t.Fatalf("mode change not written: %+v", res)
 	}
 }
@@ -83,7 +81,7 @@ func TestModeKeptFromExistingFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Apply([]File{file(p, "new")}, quiet); err != nil {
+	if _, err := Apply([]File{file(p, "new")}, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 || mustRead(t, p) != "new" {
@@ -97,7 +95,7 @@ func TestSymlinkReplacedTargetUntouched(t *testing.T) {
 	link := filepath.Join(dir, "link")
 	os.WriteFile(target, []byte("target"), 0o640)
 	os.Symlink("target", link)
-	if _, err := Apply([]File{file(link, "new")}, quiet); err != nil {
+	if _, err := Apply([]File{file(link, "new")}, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Lstat(link)
@@ -113,7 +111,7 @@ func TestEmptyNotAllowed(t *testing.T) {
 	os.WriteFile(present, []byte("x"), 0o644)
 	f1, f2 := file(present, ""), file(absent, "")
 	f1.AllowEmpty, f2.AllowEmpty = false, false
-	res, err := Apply([]File{f1, f2}, quiet)
+	res, err := Apply([]File{f1, f2}, logging.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +131,7 @@ func TestFailedStageChangesNothing(t *testing.T) {
 	os.WriteFile(good, []byte("old"), 0o644)
 	blocker := filepath.Join(dir, "blocker")
 	os.WriteFile(blocker, []byte("a file where a directory is needed"), 0o644)
-	_, err := Apply([]File{file(good, "new"), file(filepath.Join(blocker, "x.conf"), "x")}, quiet)
+	_, err := Apply([]File{file(good, "new"), file(filepath.Join(blocker, "x.conf"), "x")}, logging.Discard)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -152,7 +150,7 @@ func TestFailedStageChangesNothing(t *testing.T) {
 func TestTargetIsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "d"), 0o755)
-	if _, err := Apply([]File{file(filepath.Join(dir, "d"), "x")}, quiet); err == nil {
+	if _, err := Apply([]File{file(filepath.Join(dir, "d"), "x")}, logging.Discard); err == nil {
 		t.Fatal("no error")
 	}
 }
@@ -163,11 +161,11 @@ func BenchmarkApplyUnchanged(b *testing.B) {
 	for i := 0; i < 100; i++ {
 		files = append(files, file(filepath.Join(dir, "etc", "svc", string(rune('a'+i%26))+string(rune('a'+i/26))), "key = value\n"))
 	}
-	if _, err := Apply(files, quiet); err != nil {
+	if _, err := Apply(files, logging.Discard); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := Apply(files, quiet); err != nil {
+		if _, err := Apply(files, logging.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -196,7 +194,7 @@ func TestDurabilityIsBatched(t *testing.T) {
 	for _, p := range []string{"etc/a/1", "etc/a/2", "etc/a/3", "etc/b/1", "top"} {
 		files = append(files, file(filepath.Join(dir, p), "x"))
 	}
-	if _, err := Apply(files, quiet); err != nil {
+	if _, err := Apply(files, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.fs) != 1 {
@@ -213,7 +211,7 @@ func TestDurabilityIsBatched(t *testing.T) {
 	}
 	// Nothing changed: nothing to make durable.
 	s.fs, s.dirs = nil, nil
-	if _, err := Apply(files, quiet); err != nil {
+	if _, err := Apply(files, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.fs)+len(s.dirs) != 0 {
@@ -232,7 +230,7 @@ func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
 	for i := range maxDirFsyncs + 1 {
 		files = append(files, file(filepath.Join(dir, "etc", fmt.Sprint(i), "f"), "x"))
 	}
-	if _, err := Apply(files, quiet); err != nil {
+	if _, err := Apply(files, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.fs) != 2 || len(s.dirs) != 0 {
@@ -244,7 +242,7 @@ func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
 	for i := range files {
 		files[i].Body, files[i].AllowEmpty = nil, false
 	}
-	res, err := Apply(files, quiet)
+	res, err := Apply(files, logging.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,14 +256,14 @@ func TestControlModeAndOwnerOnNewAndExistingFiles(t *testing.T) {
 	p := filepath.Join(dir, "new.conf")
 	f := file(p, "x")
 	f.Mode = 0o640
-	if _, err := Apply([]File{f}, quiet); err != nil {
+	if _, err := Apply([]File{f}, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(p); st.Mode().Perm() != 0o640 {
 		t.Fatalf("new file mode %v", st.Mode())
 	}
 	f.Body, f.Mode = []byte("y"), 0o600
-	if _, err := Apply([]File{f}, quiet); err != nil {
+	if _, err := Apply([]File{f}, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {

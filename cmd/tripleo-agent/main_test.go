@@ -9,19 +9,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/difftest"
 )
 
 // A daemon stopped by SIGTERM dies of it after stopping its command, as
 // the Python program did: systemd counts that as a clean stop, while an
 // exit status of 143 would leave the unit failed.
 func TestDaemonDiesOfSIGTERM(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "os-collect-config")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	if testing.Short() {
+		t.Skip("builds the agent; not run with -short")
 	}
+	dir := t.TempDir()
+	if err := difftest.BuildAgent(dir, "os-collect-config"); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "os-collect-config")
 	os.MkdirAll(dir+"/local", 0o755)
 	os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
 	marker := dir + "/got-term"

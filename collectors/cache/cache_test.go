@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
@@ -70,6 +71,7 @@ func tree(t *testing.T, dir string) []string {
 // The reference's cache module and ours, on the same random sequences of
 // operations, report the same changes and leave the same files.
 func TestAgainstReferenceModule(t *testing.T) {
+	difftest.Oracle(t)
 	if _, err := exec.Command(referencePython, "-c", "import os_collect_config.cache").CombinedOutput(); err != nil {
 		if os.Getenv("REQUIRE_REFERENCE") == "1" {
 			t.Fatalf("reference os_collect_config not importable: %v", err)

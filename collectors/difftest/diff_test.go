@@ -29,14 +29,7 @@ const refBin = "/usr/bin/os-collect-config"
 var oursBin string
 
 func TestMain(m *testing.M) {
-	dir, err := difftest.BuildAgent("os-collect-config")
-	if err != nil {
-		panic(err)
-	}
-	oursBin = filepath.Join(dir, "os-collect-config")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	difftest.Main(m, []string{"os-collect-config"}, func(dir string) { oursBin = filepath.Join(dir, "os-collect-config") })
 }
 
 var knownFlags = map[string]bool{"ignore-stderr": true, "needs-root": true}
@@ -75,12 +68,7 @@ func needsRoot(t *testing.T) {
 	t.Skip(msg)
 }
 
-type outcome struct {
-	stdout, stderr string
-	tree           []string
-}
-
-func run(t *testing.T, c *difftest.Case, bin string) outcome {
+func run(t *testing.T, c *difftest.Case, bin string) difftest.Outcome {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range c.Files {
@@ -100,10 +88,7 @@ func run(t *testing.T, c *difftest.Case, bin string) outcome {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("steps.sh: %v\n%s", err, stderr.String())
 	}
-	tree, _, err := difftest.Snapshot(dir, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree, files := difftest.Tree(t, dir, dir)
 	// Deliberate difference (docs/compat.md): the cache directory is
 	// created 0700, not 0777 less the umask; the backup copies its mode.
 	for i, line := range tree {
@@ -114,7 +99,7 @@ func run(t *testing.T, c *difftest.Case, bin string) outcome {
 		}
 	}
 	norm := func(s string) string { return strings.ReplaceAll(s, dir, "W") }
-	return outcome{norm(stdout.String()), norm(stderr.String()), tree}
+	return difftest.Outcome{Stdout: norm(stdout.String()), Stderr: norm(stderr.String()), Tree: tree, Files: files}
 }
 
 func TestAgainstReference(t *testing.T) {
@@ -129,18 +114,13 @@ func TestAgainstReference(t *testing.T) {
 				needsRoot(t)
 			}
 			ref := run(t, c, refBin)
-			if strings.Contains(ref.stderr, "Traceback") && !c.Flags["ignore-stderr"] {
-				t.Fatalf("the reference crashed:\n%s", ref.stderr)
+			if strings.Contains(ref.Stderr, "Traceback") && !c.Flags["ignore-stderr"] {
+				t.Fatalf("the reference crashed:\n%s", ref.Stderr)
 			}
 			ours := run(t, c, oursBin)
-			if ref.stdout != ours.stdout {
-				t.Errorf("stdout:\nreference %q\nours      %q", ref.stdout, ours.stdout)
-			}
-			if !c.Flags["ignore-stderr"] && ref.stderr != ours.stderr {
-				t.Errorf("stderr:\nreference %q\nours      %q", ref.stderr, ours.stderr)
-			}
-			if d := difftest.SetDiff(ref.tree, ours.tree); d != "" {
-				t.Errorf("work dir differs (- reference, + ours):\n%s", d)
+			difftest.Compare(t, ref, ours)
+			if !c.Flags["ignore-stderr"] && ref.Stderr != ours.Stderr {
+				t.Errorf("stderr differs (- reference, + ours):\n%s", difftest.LineDiff(ref.Stderr, ours.Stderr))
 			}
 		})
 	}

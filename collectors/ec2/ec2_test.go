@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
@@ -44,7 +44,7 @@ func server(t *testing.T, hits *int) *httptest.Server {
 
 func collector(t *testing.T, url, cachePath string) *Collector {
 	client, _ := httpclient.New(httpclient.Options{Timeout: 2 * time.Second})
-	return &Collector{URL: url, CachePath: cachePath, Client: client, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return &Collector{URL: url, CachePath: cachePath, Client: client, Log: logging.Discard}
 }
 
 func TestWalk(t *testing.T) {

@@ -3,18 +3,19 @@ package heatlocal
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 func TestAgainstReference(t *testing.T) {
+	difftest.Oracle(t)
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -41,7 +42,7 @@ func TestAgainstReference(t *testing.T) {
 				}
 				t.Skipf("reference not available: %v", err)
 			}
-			entries, cerr := (&Collector{Paths: paths, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).Collect(context.Background())
+			entries, cerr := (&Collector{Paths: paths, Log: logging.Discard}).Collect(context.Background())
 			got := `"unavailable"`
 			if !errors.Is(cerr, collectors.ErrNotAvailable) {
 				got = pyjson.Dumps([]pyjson.Value{[]pyjson.Value{entries[0].Name, entries[0].Content}})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
@@ -51,9 +52,8 @@ func write(t *testing.T, path, body string, mode os.FileMode) {
 	os.Chmod(path, mode)
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 func TestAgainstReference(t *testing.T) {
+	difftest.Oracle(t)
 	for _, tc := range []struct {
 		name  string
 		setup func(dir string) []string
@@ -80,7 +80,7 @@ func TestAgainstReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			paths := tc.setup(t.TempDir())
 			want := oracle(t, "../testdata/collector_oracle.py", Name, paths...)
-			got := render((&Collector{Paths: paths, Log: quiet()}).Collect(context.Background()))
+			got := render((&Collector{Paths: paths, Log: logging.Discard}).Collect(context.Background()))
 			if got != want {
 				t.Fatalf("reference %s\nours      %s", want, got)
 			}
@@ -113,7 +113,7 @@ func TestBadFileDoesNotHideGoodOnes(t *testing.T) {
 }
 
 func TestNoPathsIsUnavailable(t *testing.T) {
-	if _, err := (&Collector{Log: quiet()}).Collect(context.Background()); !errors.Is(err, collectors.ErrNotAvailable) {
+	if _, err := (&Collector{Log: logging.Discard}).Collect(context.Background()); !errors.Is(err, collectors.ErrNotAvailable) {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/cfn"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/heat"
+	"github.com/tripleo-go/agent/internal/difftest"
 )
 
 type scenario struct {
@@ -90,6 +91,7 @@ cache_ttl = 60
 // The reference's oslo.config and ours read the same command lines and
 // files into the same values.
 func TestAgainstOsloConfig(t *testing.T) {
+	difftest.Oracle(t)
 	if err := exec.Command("/usr/bin/python3", "-c", "import os_collect_config.collect").Run(); err != nil {
 		if os.Getenv("REQUIRE_REFERENCE") == "1" {
 			t.Fatalf("reference os_collect_config not importable: %v", err)

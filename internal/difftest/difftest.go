@@ -1,14 +1,18 @@
 // Package difftest holds what the differential test suites share: the
 // case file format (a txtar-like file: a comment, then "-- name --"
 // sections for args, env, setup, flags and the files of the work dir),
-// tree snapshots, and the checks for the reference being installed. Each
-// program's suite (applyconfig/difftest, refresh/difftest) runs its cases
-// with the reference and ours and compares what an operator would see.
+// tree snapshots, the comparison of two runs, the agent's build, and the
+// checks for the reference being installed. Each program's suite
+// (applyconfig/difftest, refresh/difftest, collectors/difftest) runs its
+// cases with the reference and ours and compares what an operator would
+// see.
 package difftest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -193,34 +197,61 @@ func SetDiff(a, b []string) string {
 	return out.String()
 }
 
-// BuildAgent builds the multi-call binary into a new directory with a link
-// for each program name, for a suite's TestMain. The caller removes dir.
-func BuildAgent(programs ...string) (dir string, err error) {
-	dir, err = os.MkdirTemp("", "agent-difftest")
+// BuildAgent builds the multi-call binary into dir as make build does
+// (static), with a link named after each program: the one way tests that
+// run the agent as a process get it.
+func BuildAgent(dir string, programs ...string) error {
+	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return "", err
+		goTool = filepath.Join(cmp.Or(os.Getenv("GOROOT"), "/usr/local/go"), "bin", "go")
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "tripleo-agent"), "github.com/tripleo-go/agent/cmd/tripleo-agent")
-	build.Stderr = os.Stderr
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build
-	if err := build.Run(); err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("building the agent: %w", err)
+	build := exec.Command(goTool, "build", "-trimpath", "-o", filepath.Join(dir, "tripleo-agent"), "github.com/tripleo-go/agent/cmd/tripleo-agent")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the agent: %w\n%s", err, out)
 	}
 	for _, p := range programs {
 		if err := os.Symlink("tripleo-agent", filepath.Join(dir, p)); err != nil {
-			os.RemoveAll(dir)
-			return "", err
+			return err
 		}
 	}
-	return dir, nil
+	return nil
 }
 
-// RequireReference skips the test when a reference program is missing
-// (fails instead with REQUIRE_REFERENCE=1, as in CI) or when not root
-// (the cases set owners and rely on root's execute permission).
+// Main is a differential suite's TestMain. Under -short it builds
+// nothing (its differential tests skip, see RequireReference) and use
+// gets ""; else the agent is built with links for programs, use gets the
+// directory, and it is removed after the tests.
+func Main(m *testing.M, programs []string, use func(dir string)) {
+	flag.Parse()
+	if testing.Short() {
+		use("")
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "agent-difftest")
+	if err == nil {
+		err = BuildAgent(dir, programs...)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	use(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// RequireReference skips a differential test under -short (they are
+// slow), when a reference program is missing (it fails instead with
+// REQUIRE_REFERENCE=1, as in CI), or when not root (the cases set owners
+// and rely on root's execute permission).
 func RequireReference(t testing.TB, bins ...string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("differential tests are slow; not run with -short")
+	}
 	for _, bin := range bins {
 		if _, err := os.Stat(bin); err != nil {
 			if os.Getenv("REQUIRE_REFERENCE") == "1" {
@@ -231,5 +262,108 @@ func RequireReference(t testing.TB, bins ...string) {
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("the cases need root")
+	}
+}
+
+// Outcome is what a run showed, in the terms every suite compares.
+type Outcome struct {
+	Code   int
+	Stdout string
+	// Tree and Files are the work dir afterwards (see Snapshot).
+	Tree  []string
+	Files map[string]string
+	// Stderr is the whole of it, for failure messages; each suite
+	// compares its own view of it.
+	Stderr string
+}
+
+// Compare reports where ours differs from ref: the exit status, stdout,
+// and the work dir (with a line diff of each file that differs). When
+// anything differs, both stderrs are logged.
+func Compare(t testing.TB, ref, ours Outcome) {
+	t.Helper()
+	if ref.Code != ours.Code {
+		t.Errorf("exit status: reference %d, ours %d", ref.Code, ours.Code)
+	}
+	if ref.Stdout != ours.Stdout {
+		t.Errorf("stdout differs (- reference, + ours):\n%s", LineDiff(ref.Stdout, ours.Stdout))
+	}
+	if d := SetDiff(ref.Tree, ours.Tree); d != "" {
+		var detail strings.Builder
+		for name, r := range ref.Files {
+			if o, ok := ours.Files[name]; ok && o != r {
+				fmt.Fprintf(&detail, "%s (- reference, + ours):\n%s", name, LineDiff(r, o))
+			}
+		}
+		t.Errorf("work dir differs (- reference, + ours):\n%s%s", d, detail.String())
+	}
+}
+
+// LogStderr logs both stderrs when t has failed.
+func LogStderr(t testing.TB, ref, ours Outcome) {
+	t.Helper()
+	if t.Failed() {
+		t.Logf("reference stderr:\n%s\nour stderr:\n%s", ref.Stderr, ours.Stderr)
+	}
+}
+
+// LineDiff is a small LCS line diff of a and b, good enough for the short
+// texts compared here.
+func LineDiff(a, b string) string {
+	x := strings.SplitAfter(a, "\n")
+	y := strings.SplitAfter(b, "\n")
+	n, m := len(x), len(y)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	line := func(prefix, s string) {
+		if s != "" {
+			fmt.Fprintf(&out, "%s%q\n", prefix, s)
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && x[i] == y[j]:
+			line("  ", x[i])
+			i, j = i+1, j+1
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			line("+ ", y[j])
+			j++
+		default:
+			line("- ", x[i])
+			i++
+		}
+	}
+	return out.String()
+}
+
+// Tree is Snapshot for a test: a failure to read dir fails t.
+func Tree(t testing.TB, dir, replace string) ([]string, map[string]string) {
+	t.Helper()
+	tree, files, err := Snapshot(dir, replace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree, files
+}
+
+// Oracle marks a test that runs the reference's own Python code as its
+// oracle: it is slow, so it is skipped under -short.
+func Oracle(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the reference as an oracle; not run with -short")
 	}
 }

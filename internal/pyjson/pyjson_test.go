@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tripleo-go/agent/internal/difftest"
 )
 
 // testdata/python-golden.jsonl holds, for each input, what Python 3.11's
@@ -121,6 +123,7 @@ func BenchmarkLoads(b *testing.B) {
 
 // Errors in Python's words, checked against Python's json module.
 func TestPythonErrorWording(t *testing.T) {
+	difftest.Oracle(t)
 	inputs := []string{"", "   ", `{"a" 1}`, `{a}`, `[1 2]`, `"abc`, `"a\qb"`, `"a\u12"`, "\"a\x01\"", `[1]x`, "é x",
 		`{"é": tru}`, "{\n \"a\": [1,\n  2,,\n]}", `{"a": 1,}`, `[`, `{"a"`, `nul`, `-`, `1.`, "\"é\\x\""}
 	py := exec.Command("/usr/bin/python3", "-c", `

@@ -24,7 +24,6 @@ package difftest
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,19 +64,14 @@ func TestMain(m *testing.M) {
 		oursBins[programDRP] = envOr("DIB_RUN_PARTS_OURS", filepath.Join(filepath.Dir(o), programDRP))
 		os.Exit(m.Run())
 	}
-	dir, err := difftest.BuildAgent(programORC, programDRP)
-	if err != nil {
-		panic(err)
-	}
-	for _, p := range []string{programORC, programDRP} {
-		oursBins[p] = filepath.Join(dir, p)
-	}
-	if o := os.Getenv("DIB_RUN_PARTS_OURS"); o != "" {
-		oursBins[programDRP] = o
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	difftest.Main(m, []string{programORC, programDRP}, func(dir string) {
+		for _, p := range []string{programORC, programDRP} {
+			oursBins[p] = filepath.Join(dir, p)
+		}
+		if o := os.Getenv("DIB_RUN_PARTS_OURS"); o != "" {
+			oursBins[programDRP] = o
+		}
+	})
 }
 
 // knownFlags are the words allowed in a -- flags -- section.
@@ -110,15 +104,13 @@ func subst(s, dir string) string {
 	})
 }
 
-// Outcome is everything compared for one run.
+// Outcome is everything compared for one run: stdout with the work dir
+// replaced by W, stderr normalised, and the processes of the run still
+// alive afterwards.
 type Outcome struct {
-	Code     int
-	Stdout   string   // work dir replaced by W
-	Stderr   string   // normalised
-	Tree     []string // one line per path
-	Files    map[string]string
-	Leftover []string // processes of the run still alive afterwards
-	Raw      string   // stderr as written, for failure messages
+	difftest.Outcome
+	Normalised string
+	Leftover   []string
 }
 
 var (
@@ -239,9 +231,8 @@ func (c *Case) run(t *testing.T, bin string) Outcome {
 		t.Fatalf("%s did not finish within the deadline\nstderr:\n%s", bin, stderr.String())
 	}
 	o := Outcome{
-		Stdout: strings.ReplaceAll(stdout.String(), dir, "W"),
-		Stderr: normaliseStderr(stderr.String(), dir),
-		Raw:    stderr.String(),
+		Outcome:    difftest.Outcome{Stdout: strings.ReplaceAll(stdout.String(), dir, "W"), Stderr: stderr.String()},
+		Normalised: normaliseStderr(stderr.String(), dir),
 	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		o.Code = ee.ExitCode()
@@ -253,7 +244,7 @@ func (c *Case) run(t *testing.T, bin string) Outcome {
 	}
 	o.Leftover = leftovers(cmd.Process.Pid)
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	o.Tree, o.Files = snapshot(t, dir)
+	o.Tree, o.Files = difftest.Tree(t, dir, dir)
 	return o
 }
 
@@ -302,17 +293,6 @@ func leftovers(pgid int) []string {
 	}
 }
 
-// snapshot describes every path under dir; the work dir's path inside file
-// contents and link targets is replaced by W. It also returns the
-func snapshot(t *testing.T, dir string) ([]string, map[string]string) {
-	t.Helper()
-	tree, files, err := difftest.Snapshot(dir, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tree, files
-}
-
 func loadCases(t *testing.T) []*Case {
 	var cases []*Case
 	for _, c := range difftest.Load(t, "../testdata/diff/*.txtar", knownFlags) {
@@ -344,15 +324,8 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-func requireReference(t *testing.T) {
-	difftest.RequireReference(t, refBins[programORC], refBins[programDRP])
-}
-
 func TestAgainstReference(t *testing.T) {
-	if testing.Short() {
-		t.Skip("differential tests are slow; not run with -short")
-	}
-	requireReference(t)
+	difftest.RequireReference(t, refBins[programORC], refBins[programDRP])
 	cases := loadCases(t)
 	if len(cases) < 25 {
 		t.Errorf("only %d cases; the corpus must have at least 25", len(cases))
@@ -361,12 +334,12 @@ func TestAgainstReference(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			prog := program(c)
 			ref := c.run(t, refBins[prog])
-			if strings.Contains(ref.Raw, "Traceback") && !c.Flags["ignore-stderr"] {
-				t.Fatalf("the reference crashed on this case; flag it or move it to the unit tests:\n%s", ref.Raw)
+			if strings.Contains(ref.Stderr, "Traceback") && !c.Flags["ignore-stderr"] {
+				t.Fatalf("the reference crashed on this case; flag it or move it to the unit tests:\n%s", ref.Stderr)
 			}
 			if os.Getenv("DIFFTEST_SHOW") == "1" {
 				t.Logf("reference: exit %d, leftover %q\nstdout:\n%s\nstderr:\n%s\ntree:\n%s",
-					ref.Code, ref.Leftover, ref.Stdout, ref.Stderr, strings.Join(ref.Tree, "\n"))
+					ref.Code, ref.Leftover, ref.Stdout, ref.Normalised, strings.Join(ref.Tree, "\n"))
 				for _, name := range sortedKeys(ref.Files) {
 					if _, given := c.Files[name]; !given {
 						t.Logf("file %s:\n%s", name, ref.Files[name])
@@ -381,30 +354,14 @@ func TestAgainstReference(t *testing.T) {
 
 func compare(t *testing.T, c *Case, ref, ours Outcome) {
 	t.Helper()
-	if ref.Code != ours.Code {
-		t.Errorf("exit status: reference %d, ours %d", ref.Code, ours.Code)
-	}
-	if ref.Stdout != ours.Stdout {
-		t.Errorf("stdout differs (- reference, + ours):\n%s", lineDiff(ref.Stdout, ours.Stdout))
-	}
-	if !c.Flags["ignore-stderr"] && ref.Stderr != ours.Stderr {
-		t.Errorf("normalised stderr differs (- reference, + ours):\n%s", lineDiff(ref.Stderr, ours.Stderr))
+	difftest.Compare(t, ref.Outcome, ours.Outcome)
+	if !c.Flags["ignore-stderr"] && ref.Normalised != ours.Normalised {
+		t.Errorf("normalised stderr differs (- reference, + ours):\n%s", difftest.LineDiff(ref.Normalised, ours.Normalised))
 	}
 	if strings.Join(ref.Leftover, " ") != strings.Join(ours.Leftover, " ") {
 		t.Errorf("processes left running: reference %q, ours %q", ref.Leftover, ours.Leftover)
 	}
-	if d := difftest.SetDiff(ref.Tree, ours.Tree); d != "" {
-		var detail strings.Builder
-		for name, r := range ref.Files {
-			if o, ok := ours.Files[name]; ok && o != r {
-				fmt.Fprintf(&detail, "%s (- reference, + ours):\n%s", name, lineDiff(r, o))
-			}
-		}
-		t.Errorf("work dir differs (- reference, + ours):\n%s%s", d, detail.String())
-	}
-	if t.Failed() {
-		t.Logf("reference stderr:\n%s\nour stderr:\n%s", ref.Raw, ours.Raw)
-	}
+	difftest.LogStderr(t, ref.Outcome, ours.Outcome)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -414,47 +371,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// lineDiff is a small LCS line diff of a and b, good enough for the
-// short texts compared here.
-func lineDiff(a, b string) string {
-	x := strings.SplitAfter(a, "\n")
-	y := strings.SplitAfter(b, "\n")
-	n, m := len(x), len(y)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	line := func(prefix, s string) {
-		if s == "" {
-			return
-		}
-		fmt.Fprintf(&out, "%s%q\n", prefix, s)
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			line("  ", x[i])
-			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			line("+ ", y[j])
-			j++
-		default:
-			line("- ", x[i])
-			i++
-		}
-	}
-	return out.String()
 }

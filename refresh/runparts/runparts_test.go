@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/logging"
 )
 
 func TestSortNumeric(t *testing.T) {
@@ -53,7 +55,7 @@ func TestListSelectsExecutableMatchingFiles(t *testing.T) {
 }
 
 func runner(stdout, stderr io.Writer, env []string) *Runner {
-	return &Runner{Stdout: stdout, Stderr: stderr, Env: env, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Grace: 300 * time.Millisecond}
+	return &Runner{Stdout: stdout, Stderr: stderr, Env: env, Log: logging.Discard, Grace: 300 * time.Millisecond}
 }
 
 func TestFirstFailureStopsWithItsStatus(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sort"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/difftest"
 )
 
 var (
@@ -152,36 +153,17 @@ func referencePath(t *testing.T) string {
 	return p
 }
 
-// ourPath builds ./cmd/tripleo-agent once (static) and returns an
-// os-collect-config link to it: argv[0] picks the program.
+// ourPath builds the agent once and returns its os-collect-config link:
+// argv[0] picks the program.
 func ourPath(t *testing.T) string {
 	oursOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtimeGOROOT(), "bin", "go")
-		}
-		bin := filepath.Join(buildDir, "tripleo-agent")
-		env := append(os.Environ(), "CGO_ENABLED=0")
-		res, err := Run(context.Background(), 10*time.Minute, Cmd{Argv: []string{goTool, "build", "-o", bin, "./cmd/tripleo-agent"},
-			Dir: filepath.Join(lab.Scripts, "..", "..", ".."), Env: env})
-		if err != nil {
-			oursErr = fmt.Errorf("go build: %v\n%s", err, res.Stderr)
-			return
-		}
+		oursErr = difftest.BuildAgent(buildDir, "os-collect-config")
 		oursPath = filepath.Join(buildDir, "os-collect-config")
-		oursErr = os.Symlink("tripleo-agent", oursPath)
 	})
 	if oursErr != nil {
 		t.Fatal(oursErr)
 	}
 	return oursPath
-}
-
-func runtimeGOROOT() string {
-	if r := os.Getenv("GOROOT"); r != "" {
-		return r
-	}
-	return "/usr/local/go"
 }
 
 type transport struct {

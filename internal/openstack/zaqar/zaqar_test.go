@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
 )
@@ -23,7 +22,7 @@ func newQueue(t *testing.T) (*Queue, *zaqartest.Cloud) {
 		t.Fatal(err)
 	}
 	s := &keystone.Session{Creds: keystone.Credentials{AuthURL: c.AuthURL(), UserID: "uid", ProjectID: "pid", Password: "pw"}, HTTP: client.Standard()}
-	return &Queue{Session: s, Name: "q1", Client: client, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, c
+	return &Queue{Session: s, Name: "q1", Client: client, Log: logging.Discard}, c
 }
 
 // A post is Heat's signal wire format (API v1.1, the body as given, a
