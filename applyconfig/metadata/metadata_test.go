@@ -18,7 +18,7 @@ func write(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-// Cases follow os_apply_config/tests/test_collect_config.py (spec §4.3).
+// Cases follow os_apply_config/tests/test_collect_config.py.
 func TestMerge(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

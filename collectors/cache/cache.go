@@ -3,7 +3,7 @@
 // stored, and KEY.json.last the content of the last successful command
 // run; os_config_files.json lists the files of the last changed pass. The
 // layout, formats (Python's json.dumps with indent=1, mode 0600) and the
-// change rules are the reference's (spec §1.3, §1.4).
+// change rules are the reference's.
 package cache
 
 import (

@@ -1,5 +1,5 @@
-# Copied from the heat-lab's own helper (shared/heat-lab/py/heatlab_ec2token.py, the lab's
-# original code, no OpenStack code in it); changed: this header, GROUP's name.
+# The team's Heat lab helper (heatlab_ec2token.py), the lab's original code,
+# no OpenStack code in it; changed: this header, GROUP's name.
 """heat-lab shim: make heat-api-cfn's ec2token middleware authenticate itself.
 
 Debian bookworm's keystone (2:22.0.2-0+deb12u1 and later, Launchpad bug

@@ -1,5 +1,5 @@
-# Copied from the heat-lab's own helper (shared/heat-lab/py/heatlab_zaqar_server.py, the lab's
-# original code, no OpenStack code in it); only this header was added.
+# The team's Heat lab helper (heatlab_zaqar_server.py), the lab's original
+# code, no OpenStack code in it; only this header was added.
 """heat-lab launcher for zaqar-server: works around two bugs of Debian
 bookworm's zaqar 15.0.0 at run time (zaqar itself and every system file stay
 unmodified).
