@@ -252,11 +252,11 @@ func loadList(path string) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Could not read %s: %v", path, err)
+		return nil, fmt.Errorf("Could not read %s: %w", path, err)
 	}
 	doc, err := pyjson.Loads(data)
 	if err != nil {
-		return nil, fmt.Errorf("Could not parse %s: %v", path, err)
+		return nil, fmt.Errorf("Could not parse %s: %w", path, err)
 	}
 	items, ok := doc.([]pyjson.Value)
 	if !ok {

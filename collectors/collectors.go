@@ -118,5 +118,17 @@ func (s Shared) Keystone(creds keystone.Credentials, client *httpclient.Client) 
 	return &keystone.Session{Creds: creds, HTTP: client.Standard(), CacheDir: s.KeystoneCacheDir, CacheTTL: s.KeystoneCacheTTL}
 }
 
+// KeystoneOptions are the options of a group whose collector
+// authenticates to Keystone (heat, zaqar): who the node is, read into
+// creds.
+func KeystoneOptions(creds *keystone.Credentials) []config.Option {
+	return []config.Option{
+		{Name: "user-id", Into: &creds.UserID},
+		{Name: "password", Into: &creds.Password},
+		{Name: "project-id", Into: &creds.ProjectID},
+		{Name: "auth-url", Into: &creds.AuthURL},
+	}
+}
+
 // Seconds is an option's seconds as a duration.
 func Seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

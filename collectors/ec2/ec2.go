@@ -146,7 +146,7 @@ func ConfigDrive(mounts string) func(ctx context.Context) (pyjson.Value, error) 
 			}
 			defer os.Remove(tmp)
 			if out, err := exec.CommandContext(ctx, "mount", dev, tmp, "-o", "ro").CombinedOutput(); err != nil {
-				return nil, fmt.Errorf("mount %s: %v: %s", dev, err, out)
+				return nil, fmt.Errorf("mount %s: %w: %s", dev, err, out)
 			}
 			defer exec.Command("umount", "-l", tmp).Run() //nolint:errcheck // best effort, as the reference
 			dir = tmp

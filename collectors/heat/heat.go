@@ -18,7 +18,6 @@ import (
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Name is the collector's name.
@@ -26,8 +25,8 @@ const Name = "heat"
 
 // Config is the [heat] group.
 type Config struct {
-	UserID, ProjectID, AuthURL, StackID, ResourceName, RegionName string
-	Password                                                      secret.String
+	Creds                             keystone.Credentials
+	StackID, ResourceName, RegionName string
 }
 
 // NewConfig is an empty configuration, for the registry.
@@ -35,14 +34,10 @@ func NewConfig() collectors.Config { return new(Config) }
 
 // Options are [heat]'s.
 func (c *Config) Options() []config.Option {
-	return config.InGroup(Name,
-		config.Option{Name: "user-id", Into: &c.UserID},
-		config.Option{Name: "password", Into: &c.Password},
-		config.Option{Name: "project-id", Into: &c.ProjectID},
-		config.Option{Name: "auth-url", Into: &c.AuthURL},
+	return config.InGroup(Name, append(collectors.KeystoneOptions(&c.Creds),
 		config.Option{Name: "stack-id", Into: &c.StackID},
 		config.Option{Name: "resource-name", Into: &c.ResourceName},
-		config.Option{Name: "region-name", Into: &c.RegionName})
+		config.Option{Name: "region-name", Into: &c.RegionName})...)
 }
 
 // New builds the collector. Its requests get 30 s each (the
@@ -52,8 +47,7 @@ func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Col
 	if err != nil {
 		return nil, err
 	}
-	creds := keystone.Credentials{AuthURL: c.AuthURL, UserID: c.UserID, ProjectID: c.ProjectID, Password: c.Password}
-	return &Collector{Session: shared.Keystone(creds, client), StackID: c.StackID, ResourceName: c.ResourceName,
+	return &Collector{Session: shared.Keystone(c.Creds, client), StackID: c.StackID, ResourceName: c.ResourceName,
 		Region: c.RegionName, DeploymentKeys: shared.DeploymentKeys, Log: log}, nil
 }
 

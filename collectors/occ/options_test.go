@@ -243,7 +243,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfnConf, heatConf := c.Sources["cfn"].(*cfn.Config), c.Sources["heat"].(*heat.Config)
-	for _, s := range []string{fmt.Sprint(cfnConf.SecretAccessKey), fmt.Sprintf("%v %+v %#v", heatConf, *heatConf, heatConf.Password)} {
+	for _, s := range []string{fmt.Sprint(cfnConf.SecretAccessKey), fmt.Sprintf("%v %+v %#v", heatConf, *heatConf, heatConf.Creds.Password)} {
 		if strings.Contains(s, "hunter2") || strings.Contains(s, "pw ") || strings.Contains(s, `"pw"`) {
 			t.Fatalf("secret printed: %s", s)
 		}

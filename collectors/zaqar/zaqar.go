@@ -24,7 +24,6 @@ import (
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Name is the collector's name.
@@ -32,9 +31,9 @@ const Name = "zaqar"
 
 // Config is the [zaqar] group.
 type Config struct {
-	UserID, ProjectID, AuthURL, QueueID, RegionName, CAFile string
-	Password                                                secret.String
-	UseWebsockets, SSLCertificateValidation                 bool
+	Creds                                   keystone.Credentials
+	QueueID, RegionName, CAFile             string
+	UseWebsockets, SSLCertificateValidation bool
 }
 
 // NewConfig is an empty configuration, for the registry.
@@ -42,16 +41,12 @@ func NewConfig() collectors.Config { return new(Config) }
 
 // Options are [zaqar]'s.
 func (c *Config) Options() []config.Option {
-	return config.InGroup(Name,
-		config.Option{Name: "user-id", Into: &c.UserID},
-		config.Option{Name: "password", Into: &c.Password},
-		config.Option{Name: "project-id", Into: &c.ProjectID},
-		config.Option{Name: "auth-url", Into: &c.AuthURL},
+	return config.InGroup(Name, append(collectors.KeystoneOptions(&c.Creds),
 		config.Option{Name: "queue-id", Into: &c.QueueID},
 		config.Option{Name: "use-websockets", Default: []string{"false"}, Into: &c.UseWebsockets},
 		config.Option{Name: "region-name", Into: &c.RegionName},
 		config.Option{Name: "ssl-certificate-validation", Default: []string{"false"}, Into: &c.SSLCertificateValidation},
-		config.Option{Name: "ca-file", Into: &c.CAFile})
+		config.Option{Name: "ca-file", Into: &c.CAFile})...)
 }
 
 // New builds the collector. Requests get 30 s each; Keystone's are
@@ -75,9 +70,8 @@ func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Col
 	if err != nil {
 		return nil, fmt.Errorf("[zaqar] ca_file: %w", err)
 	}
-	creds := keystone.Credentials{AuthURL: c.AuthURL, UserID: c.UserID, ProjectID: c.ProjectID, Password: c.Password}
 	return &Collector{
-		Queue: &zaqar.Queue{Session: shared.Keystone(creds, ks), Name: c.QueueID, Region: c.RegionName,
+		Queue: &zaqar.Queue{Session: shared.Keystone(c.Creds, ks), Name: c.QueueID, Region: c.RegionName,
 			Client: client, TLS: tlsConf, Log: log},
 		UseWebsockets: c.UseWebsockets, Validate: c.SSLCertificateValidation, CAFile: c.CAFile,
 		DeploymentKeys: shared.DeploymentKeys, CachePath: shared.CachePath(Name), Log: log,

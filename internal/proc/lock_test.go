@@ -76,14 +76,22 @@ func TestTryLockClosed(t *testing.T) {
 	}
 }
 
-func TestWaitLock(t *testing.T) {
-	t.Parallel()
+// heldLock is a lock file held through one open file, and a second open
+// file of it to wait with.
+func heldLock(t *testing.T) (held *Lock, other *os.File) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "lock")
 	f1, f2 := openLock(t, path, false), openLock(t, path, false)
 	held, err := TryLock(f1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return held, f2
+}
+
+func TestWaitLock(t *testing.T) {
+	t.Parallel()
+	held, f2 := heldLock(t)
 	var calls atomic.Int32
 	waiting := make(chan struct{})
 	type result struct {
@@ -123,7 +131,7 @@ func TestWaitLock(t *testing.T) {
 	}
 
 	// A free lock: taken at once, waiting not called.
-	f3 := openLock(t, path, false)
+	f3 := openLock(t, held.File().Name(), false)
 	l, err := WaitLock(context.Background(), f3, func() { t.Error("waiting called for a free lock") })
 	if err != nil {
 		t.Fatal(err)
@@ -133,18 +141,12 @@ func TestWaitLock(t *testing.T) {
 
 func TestWaitLockContext(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "lock")
-	f1, f2 := openLock(t, path, false), openLock(t, path, false)
-	held, err := TryLock(f1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held, f2 := heldLock(t)
 	defer held.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(150*time.Millisecond, cancel)
 	begin := time.Now()
-	_, err = WaitLock(ctx, f2, nil)
-	if !errors.Is(err, context.Canceled) {
+	if _, err := WaitLock(ctx, f2, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 	if d := time.Since(begin); d > 5*time.Second {
