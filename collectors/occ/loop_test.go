@@ -1,0 +1,245 @@
+package occ
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tripleo-go/agent/systemd"
+)
+
+// elapsed is a wait that is over at once.
+func elapsed() <-chan time.Time {
+	c := make(chan time.Time, 1)
+	c <- time.Time{}
+	return c
+}
+
+// The configuration is checked on every pass (the reference: only after a
+// command ran): an edited file restarts the daemon.
+func TestConfigChangeRestarts(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/occ.conf"
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/x", []byte(`{"x": 1}`), 0o644)
+	os.WriteFile(conf, []byte("[DEFAULT]\ncommand = true\ncachedir = "+dir+"/cache\nbackup_cachedir = "+dir+"/backup\ncollectors = local\n[local]\npath = "+dir+"/local\n"), 0o644)
+	restarted := false
+	passes := 0
+	env := Env{Stdout: io.Discard, Stderr: io.Discard,
+		After: func(time.Duration) <-chan time.Time {
+			passes++
+			if passes == 2 { // between the second and third pass
+				f, _ := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+				f.WriteString("polling_interval = 5\n")
+				f.Close()
+			}
+			return elapsed()
+		},
+		Reexec: func() error { restarted = true; return nil },
+	}
+	err := Run(context.Background(), []string{"--config-file", conf}, env)
+	if err != nil || !restarted || passes != 2 {
+		t.Fatalf("err %v, restarted %v after %d sleeps", err, restarted, passes)
+	}
+}
+
+func TestHangupRestarts(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	hup := make(chan os.Signal, 1)
+	restarted := false
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Hangup: hup,
+		After: func(time.Duration) <-chan time.Time {
+			hup <- syscall.SIGHUP
+			return nil // only the hangup ends the sleep
+		},
+		Reexec: func() error { restarted = true; return nil },
+	}
+	err := Run(context.Background(), []string{"--config-file", "/dev/null", "-c", "true", "--cachedir", dir + "/cache",
+		"--backup-cachedir", dir + "/backup", "--local-path", dir + "/local", "local"}, env)
+	if err != nil || !restarted {
+		t.Fatalf("err %v, restarted %v", err, restarted)
+	}
+}
+
+func daemonArgs(dir string) []string {
+	return []string{"--config-file", "/dev/null", "-c", `echo run >> ` + dir + `/calls`, "--cachedir", dir + "/cache",
+		"--backup-cachedir", dir + "/backup", "--local-path", dir + "/local", "--min-polling-interval", "1", "--polling-interval", "30", "local"}
+}
+
+// A change in a local directory wakes the sleeping daemon (fsnotify)
+// instead of waiting for the next poll (30 s here).
+func TestLocalChangeWakesTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	sleeps := make(chan time.Duration, 10)
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, After: func(d time.Duration) <-chan time.Time {
+		sleeps <- d
+		return time.After(30 * time.Second) // a long poll: only a wake-up ends it early
+	}}
+	go func() { done <- Run(ctx, daemonArgs(dir), env) }()
+	<-sleeps // first pass done, sleeping
+	os.WriteFile(dir+"/local/b", []byte(`{"b": 1}`), 0o644)
+	select {
+	case <-sleeps: // the second pass ran and sleeps again
+	case <-ctx.Done():
+		t.Fatal("the change did not wake the daemon")
+	}
+	if got := calls(t, dir); len(got) != 2 {
+		t.Fatalf("command runs %q, want 2", got)
+	}
+	cancel()
+	<-done
+}
+
+// After a pass with a change the next sleep is the minimum again (the
+// reference kept doubling from process start).
+func TestIntervalResetsAfterChange(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
+	var waits []time.Duration
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, After: func(d time.Duration) <-chan time.Time {
+		waits = append(waits, d)
+		switch len(waits) {
+		case 3:
+			os.WriteFile(dir+"/local/a", []byte(`{"a": 2}`), 0o644)
+		case 5:
+			cancel()
+			return nil
+		}
+		return elapsed()
+	}}
+	Run(ctx, daemonArgs(dir), env)
+	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 1 * time.Second, 2 * time.Second}
+	if len(waits) != len(want) {
+		t.Fatalf("waits %v", waits)
+	}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Fatalf("waits %v, want %v", waits, want)
+		}
+	}
+}
+
+// A fractional --splay works (the reference's integer randrange died on
+// it) and delays the first pass by less than the splay.
+func TestFractionalSplay(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	var first time.Duration
+	n := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, After: func(d time.Duration) <-chan time.Time {
+		n++
+		if n == 1 {
+			first = d
+			return elapsed()
+		}
+		cancel()
+		return nil
+	}}
+	Run(ctx, append(daemonArgs(dir), "--splay", "0.5"), env)
+	if n < 2 || first >= 500*time.Millisecond {
+		t.Fatalf("first sleep %v after %d sleeps", first, n)
+	}
+}
+
+// Under systemd the daemon says READY after its first cycle, STATUS after
+// later ones, feeds the watchdog from its loop, and says STOPPING at exit.
+func TestDaemonNotifiesSystemd(t *testing.T) {
+	sock := t.TempDir() + "/notify.sock"
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	t.Setenv("WATCHDOG_USEC", "1000000") // pings due every 0.5 s
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sleeps := 0
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Notify: systemd.New(),
+		After: func(d time.Duration) <-chan time.Time {
+			sleeps++
+			if d > 500*time.Millisecond {
+				t.Errorf("slept %v in one go with a 0.5 s watchdog", d)
+			}
+			if sleeps == 4 {
+				cancel()
+				return nil
+			}
+			return time.After(300 * time.Millisecond) // let ping intervals pass
+		}}
+	Run(ctx, daemonArgs(dir), env)
+	var got []string
+	buf := make([]byte, 4096)
+	for {
+		conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		n, err := conn.Read(buf)
+		if err != nil {
+			break
+		}
+		got = append(got, string(buf[:n]))
+	}
+	all := strings.Join(got, "|")
+	if !strings.HasPrefix(all, "READY=1\nSTATUS=last pass") || !strings.Contains(all, "WATCHDOG=1") || !strings.HasSuffix(all, "STOPPING=1") {
+		t.Fatalf("notifications %q", all)
+	}
+}
+
+// A configuration file that turns invalid (a bad value, an unknown
+// collector) is reported once and ignored, SIGHUP included: the daemon
+// keeps running with what it read at start, and restarts once the file
+// is valid again.
+func TestInvalidConfigKeepsTheDaemonRunning(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/occ.conf"
+	os.MkdirAll(dir+"/local", 0o755)
+	good := "[DEFAULT]\ncommand = true\ncachedir = " + dir + "/cache\nbackup_cachedir = " + dir + "/backup\ncollectors = local\n[local]\npath = " + dir + "/local\n"
+	os.WriteFile(conf, []byte(good), 0o644)
+	hup := make(chan os.Signal, 1)
+	var stderr strings.Builder
+	restarted, sleeps := false, 0
+	env := Env{Stdout: io.Discard, Stderr: &stderr, Hangup: hup,
+		After: func(time.Duration) <-chan time.Time {
+			sleeps++
+			switch sleeps {
+			case 1:
+				os.WriteFile(conf, []byte("[DEFAULT]\npolling_interval = soon\n"+good), 0o644)
+			case 3:
+				os.WriteFile(conf, []byte(strings.Replace(good, "collectors = local", "collectors = local,bogus", 1)), 0o644)
+			case 4:
+				hup <- syscall.SIGHUP
+				return nil
+			case 5:
+				os.WriteFile(conf, []byte("[DEFAULT]\npolling_interval = 5\n"+good), 0o644)
+			}
+			return elapsed()
+		},
+		Reexec: func() error { restarted = true; return nil },
+	}
+	err := Run(context.Background(), []string{"--config-file", conf}, env)
+	if err != nil || !restarted || sleeps != 5 {
+		t.Fatalf("err %v, restarted %v after %d sleeps\n%s", err, restarted, sleeps, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `invalid value "soon" for option polling-interval (from `+conf) ||
+		!strings.Contains(lines[1], "Unknown collectors ['local,bogus']") || !strings.Contains(lines[2], "Configuration changed; restarting") {
+		t.Fatalf("stderr:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,183 @@
+package occ
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/logging"
+)
+
+// Deliberate fix: a source that is unavailable while another changes keeps
+// its last good keys, in their place, in OS_CONFIG_FILES (the reference
+// dropped them, and os-apply-config rendered without that data).
+func TestUnavailableSourceKeepsItsData(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"a": 1}`)}, {Name: "a-deploy", Content: doc(`{"d": 1}`)}}}
+	b := &fake{entries: []collectors.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"heat": a, "local": b}, "heat", "local")
+	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
+		t.Fatal(st, err)
+	}
+	a.err, a.entries = collectors.ErrNotAvailable, nil
+	b.entries = []collectors.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
+	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
+		t.Fatal(st, err)
+	}
+	c := dir + "/cache/"
+	want := c + "a.json:" + c + "a-deploy.json:" + c + "b.json"
+	got := calls(t, dir)
+	if len(got) != 2 || got[1] != want {
+		t.Fatalf("OS_CONFIG_FILES of the second pass %q, want %q", got, want)
+	}
+	list, _ := os.ReadFile(c + "os_config_files.json")
+	if !strings.Contains(string(list), "a-deploy.json") {
+		t.Fatalf("os_config_files.json lost the unavailable source: %s", list)
+	}
+}
+
+// Deliberate fix: a pass waits while another os-collect-config holds the
+// cache directory, so a manual --one-time never interleaves with the daemon.
+func TestPassWaitsForTheCacheLock(t *testing.T) {
+	b := &fake{entries: []collectors.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": b}, "local")
+	os.Mkdir(dir+"/cache", 0o700)
+	holder, err := os.Open(dir + "/cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := r.pass(context.Background()); done <- err }()
+	time.Sleep(400 * time.Millisecond)
+	if _, err := os.Stat(dir + "/calls"); err == nil {
+		t.Fatal("the command ran while another process held the lock")
+	}
+	holder.Close() // releases the lock
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pass never took the lock")
+	}
+	if got := calls(t, dir); len(got) != 1 {
+		t.Fatalf("calls %q", got)
+	}
+}
+
+// Under journald every pass tells which collector's key changed and how,
+// and how the command ended (duration and exit status), as fields.
+func TestPassEvents(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
+	b := &fake{entries: []collectors.Entry{{Name: "b", Content: doc(`{"b": 1}`)}}}
+	r, _ := fakeRunner(t, map[string]*fake{"heat_local": a, "local": b}, "heat_local", "local")
+	h := &records{}
+	r.log = slog.New(h)
+	first := r.cfg.Command
+	r.pass(context.Background())
+	b.entries = []collectors.Entry{{Name: "b", Content: doc(`{"b": 2}`)}}
+	r.cfg.Command = "exit 3"
+	r.pass(context.Background())
+	want := []string{
+		"Metadata key a changed (new). collector=heat_local key=a change=new",
+		"Metadata key b changed (new). collector=local key=b change=new",
+		"Command exited with status 0. command=" + first + " command_exit=0",
+		"Metadata key b changed (modified). collector=local key=b change=modified",
+		"Command exited with status 3. command=exit 3 command_exit=3",
+	}
+	if got := h.events(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Every command has a deadline (command-timeout): past it the command's
+// process group gets SIGTERM, then SIGKILL, the pass fails with 124 and
+// nothing is committed, so the next pass runs it again.
+func TestCommandDeadline(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"a": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": a}, "local")
+	r.cfg.Command = `echo started >> ` + dir + `/calls; trap "" TERM; sleep 30`
+	r.cfg.CommandTimeout = 0.3
+	r.killGrace = 200 * time.Millisecond
+	h := &records{}
+	r.log = slog.New(h)
+	start := time.Now()
+	st, _, err := r.pass(context.Background())
+	if err != nil || st != 124 {
+		t.Fatalf("status %d, %v; want 124", st, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the pass took %v: the command was not killed", took)
+	}
+	if r.cache.Committed("a") {
+		t.Fatal("a timed-out command committed the key")
+	}
+	var msgs []string
+	for _, rec := range h.got {
+		msgs = append(msgs, rec.Message)
+	}
+	if !strings.Contains(strings.Join(msgs, "\n"), "did not finish within 300ms (command-timeout)") {
+		t.Fatalf("no line names the deadline:\n%s", strings.Join(msgs, "\n"))
+	}
+}
+
+// An unavailable source's cause is logged once, then the verdict, as the
+// reference logs them (the collectors no longer log it themselves).
+func TestUnavailableCauseLoggedOnce(t *testing.T) {
+	a := &fake{err: collectors.Unavailable(errors.New("503 Service Unavailable for url: http://md/"))}
+	r, _ := fakeRunner(t, map[string]*fake{"request": a}, "request")
+	var stderr strings.Builder
+	r.log = logging.New(&stderr, logging.Options{Level: slog.LevelWarn, QuietAttrs: true, Prefix: func(time.Time, slog.Level) string { return "" }})
+	r.pass(context.Background())
+	if want := "503 Service Unavailable for url: http://md/\nSource [request] Unavailable.\n"; stderr.String() != want {
+		t.Fatalf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// brokenConfig is a collector whose configuration cannot work until the
+// test mends it.
+type brokenConfig struct {
+	fakeConfig
+	broken *bool
+}
+
+func (c brokenConfig) New(s collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	if *c.broken {
+		return nil, errors.New("[cfn] ca_certificate: reading CA file: no such file")
+	}
+	return c.fakeConfig.New(s, log)
+}
+
+// A collector whose configuration cannot work (an unreadable CA file) is
+// unavailable, saying why, and built again on the next pass: mending the
+// file needs no restart.
+func TestCollectorThatCannotBeBuilt(t *testing.T) {
+	f := &fake{entries: []collectors.Entry{{Name: "cfn", Content: doc(`{"c": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{}, "cfn")
+	broken := true
+	r.cfg.Sources["cfn"] = brokenConfig{fakeConfig{f}, &broken}
+	h := &records{}
+	r.log = slog.New(h)
+	if _, _, err := r.pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.messages(); !strings.Contains(got, "ca_certificate: reading CA file: no such file\nSource [cfn] Unavailable.") {
+		t.Fatalf("log:\n%s", got)
+	}
+	broken = false
+	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
+		t.Fatal(st, err)
+	}
+	if got := calls(t, dir); len(got) != 1 || !strings.HasSuffix(got[0], "/cache/cfn.json") {
+		t.Fatalf("command runs %q", got)
+	}
+}
