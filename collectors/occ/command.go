@@ -32,7 +32,9 @@ func (r *runner) runCommand(ctx context.Context, paths []string) int {
 	}
 	res, err := proc.Run(ctx, spec)
 	if err != nil {
-		r.log.Error(fmt.Sprintf("Could not run %s: %v", r.cfg.Command, err))
+		if ctx.Err() == nil { // else: stopping, and the pass says so
+			r.log.Error(fmt.Sprintf("Could not run %s: %v", r.cfg.Command, err))
+		}
 		return 127
 	}
 	if res.TimedOut {

@@ -142,8 +142,9 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // Wait waits for the child to exit and its output to be drained. When ctx
 // ends or the Timeout passes first, the child and its descendants get
 // SIGTERM, then SIGKILL if the child has not exited within the grace
-// period; once the child has been reaped, its process group gets SIGKILL
-// once more, so a leftover there goes too. A child that exits on its own
+// period; once the child has been reaped, the rest of its process group
+// has what is left of the grace to exit, then gets SIGKILL, so a leftover
+// there goes too. A child that exits on its own
 // has nothing killed. (A descendant in another group that ignores SIGTERM
 // outlives a child that exits on it: once the child is gone, /proc no
 // longer links them.)
@@ -207,14 +208,17 @@ wait:
 			p.killTree(syscall.SIGKILL)
 		}
 	}
+	if res.Stopped != 0 {
+		// The rest of the group had SIGTERM too: what is left of the grace
+		// lets it finish (a script's trap writing its last words), then a
+		// leftover goes (a daemonised child). The group ID cannot have
+		// been reused while the group has members.
+		drainGroup(pid, graceC)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
 	res.Duration = time.Since(p.start)
 	if graceTimer != nil {
 		graceTimer.Stop()
-	}
-	if res.Stopped != 0 {
-		// A daemonised leftover in the group goes too. The group ID
-		// cannot have been reused while the group has members.
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 
 	var ee *exec.ExitError
@@ -232,6 +236,23 @@ wait:
 		res.Signal = ws.Signal()
 	}
 	return res, err
+}
+
+// drainGroup waits until process group pgid has no live member or grace
+// fires (nil: it has already).
+func drainGroup(pgid int, grace <-chan time.Time) {
+	if grace == nil {
+		return
+	}
+	poll := time.NewTicker(25 * time.Millisecond)
+	defer poll.Stop()
+	for groupLive(pgid) {
+		select {
+		case <-grace:
+			return
+		case <-poll.C:
+		}
+	}
 }
 
 // killTree signals the child's tree; once the child has been reaped, only

@@ -2,7 +2,9 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -83,7 +85,9 @@ func TestStopKillsOtherGroups(t *testing.T) {
 func TestStopKillsGroupLeftover(t *testing.T) {
 	t.Parallel()
 	// The leftover says its pid once it ignores TERM; the leader does not.
-	p, out := startPiped(t, sh(`sh -c 'trap "" TERM; echo $$; exec sleep 100' & sleep 100`))
+	spec := sh(`sh -c 'trap "" TERM; echo $$; exec sleep 100' & sleep 100`)
+	spec.Grace = 300 * time.Millisecond
+	p, out := startPiped(t, spec)
 	pid := readPid(t, out)
 	killLater(t, pid)
 	if pg, err := unix.Getpgid(pid); err != nil || pg != p.Pid() {
@@ -99,4 +103,39 @@ func TestStopKillsGroupLeftover(t *testing.T) {
 		t.Errorf("Stopped %v Signal %v, want SIGTERM for both", res.Stopped, res.Signal)
 	}
 	waitGone(t, pid)
+}
+
+// A member of the group that handles SIGTERM has the grace to finish after
+// the leader died of it (a script's trap writing its last words), and Wait
+// returns as soon as the group is empty, not at the end of the grace.
+func TestStopGivesTheGroupItsGrace(t *testing.T) {
+	t.Parallel()
+	words := filepath.Join(t.TempDir(), "words")
+	spec := sh(`sh -c 'trap "sleep 0.2; echo bye > ` + words + `; exit 143" TERM; sleep 100 & echo $!; wait' & sleep 100`)
+	spec.Grace = 5 * time.Second
+	p, out := startPiped(t, spec)
+	// Stop once the trapping shell's child runs sleep: signalled while it
+	// still ran the shell's code, it could miss the signal (the shell's
+	// handler, not yet reset, takes it) and outlive the grace, rightly.
+	sleeper := readPid(t, out)
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", sleeper)); string(comm) == "sleep\n" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the trapping shell's child never ran sleep")
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if _, err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(words); err != nil || string(b) != "bye\n" {
+		t.Fatalf("the trap did not finish: %q, %v", b, err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Wait took %v: it waited out the grace of an empty group", took)
+	}
 }
