@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/tripleo-go/agent/collectors"
 )
@@ -23,7 +24,7 @@ func (r *runner) collect(ctx context.Context) collected {
 	for _, name := range r.cfg.Collectors {
 		log := r.log.With("collector", name)
 		r.setStage("collector " + name)
-		entries, err := r.collectOne(ctx, name)
+		entries, err := r.collectOne(ctx, name, log)
 		switch {
 		case errors.Is(err, collectors.ErrNotConfigured):
 			log.Debug(fmt.Sprintf("Source [%s] Not configured.", name))
@@ -56,11 +57,11 @@ func (r *runner) collect(ctx context.Context) collected {
 // collectOne runs one collector, built on first use: it lives across
 // passes. One whose configuration cannot work is unavailable, and built
 // again next time.
-func (r *runner) collectOne(ctx context.Context, name string) ([]collectors.Entry, error) {
+func (r *runner) collectOne(ctx context.Context, name string, log *slog.Logger) ([]collectors.Entry, error) {
 	inst, ok := r.instances[name]
 	if !ok {
 		var err error
-		if inst, err = r.cfg.Sources[name].New(r.cfg.Shared(), r.log.With("collector", name)); err != nil {
+		if inst, err = r.cfg.Sources[name].New(r.cfg.Shared(), log); err != nil {
 			return nil, collectors.Unavailable(err)
 		}
 		r.instances[name] = inst

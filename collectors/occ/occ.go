@@ -65,8 +65,6 @@ func Run(ctx context.Context, args []string, env Env) error {
 		return exitcode.With(exitcode.Failure, err)
 	}
 	r := newRunner(cfg, env, log)
-	r.args = args
-	r.configHash, _ = configHash(args, env) // parsed above already
 	switch {
 	case cfg.Command == "" || cfg.PrintOnly:
 		return r.withDeadline(ctx, r.print)
@@ -76,7 +74,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if cfg.Splay > 0 {
 		// Nodes started together should not poll in step. A fraction of
 		// a second is fine (the reference's integer randrange died on it).
-		d := time.Duration(rand.Float64() * cfg.Splay * float64(time.Second))
+		d := collectors.Seconds(rand.Float64() * cfg.Splay)
 		log.Info(fmt.Sprintf("Splay: sleeping %.2f seconds first.", d.Seconds()))
 		select {
 		case <-ctx.Done():
@@ -84,6 +82,9 @@ func Run(ctx context.Context, args []string, env Env) error {
 		case <-env.after(d):
 		}
 	}
+	// The daemon restarts when its configuration changes from this one.
+	r.args = args
+	r.configHash, _ = configHash(args, env) // parsed above already
 	return r.daemon(ctx)
 }
 

@@ -21,11 +21,6 @@ func Get(env []string, name string) string {
 	return v
 }
 
-// Lookuper is Lookup bound to env, for code that takes a func.
-func Lookuper(env []string) func(string) (string, bool) {
-	return func(name string) (string, bool) { return Lookup(env, name) }
-}
-
 // Without is env with name unset; env is not changed.
 func Without(env []string, name string) []string {
 	out := make([]string, 0, len(env))

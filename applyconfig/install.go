@@ -1,0 +1,183 @@
+package applyconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tripleo-go/agent/applyconfig/control"
+	"github.com/tripleo-go/agent/applyconfig/metadata"
+	"github.com/tripleo-go/agent/applyconfig/render"
+	"github.com/tripleo-go/agent/applyconfig/writer"
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pypath"
+)
+
+// The main job: find every template, render them all, then write the
+// files in one batch.
+
+// template is one template file, where its output goes, and whether its
+// directory lists a control file for it.
+type template struct {
+	in, out    string
+	hasControl bool
+}
+
+// rendered is a template's outcome.
+type rendered struct {
+	file writer.File
+	err  error // already worded as the reference logs it
+	pre  string
+}
+
+func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
+	cfg, err := o.readMetadata()
+	if err == nil {
+		cfg, err = metadata.Subhash(cfg, o.subhash)
+	}
+	if err != nil {
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, err)
+	}
+	templates := walkTemplates(o.templates, o.output)
+	results := renderAll(ctx, render.NewMetadata(cfg), templates, env.Accounts)
+	files := make([]writer.File, 0, len(results))
+	for _, r := range results {
+		if r.err != nil {
+			if r.pre != "" {
+				log.Error(r.pre)
+			}
+			log.Error(r.err.Error())
+			return exitcode.With(exitcode.Failure, r.err)
+		}
+		files = append(files, r.file)
+	}
+	if o.validate {
+		log.Info("success")
+		return nil
+	}
+	res, err := writer.Apply(files, log)
+	if err != nil {
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, err)
+	}
+	log.Info(fmt.Sprintf("%d files written, %d unchanged, %d deleted", len(res.Written), len(res.Unchanged), len(res.Deleted)))
+	log.Info("success")
+	return nil
+}
+
+// renderAll renders every template, in parallel, and returns the results
+// in template order so the first error is the reference's first error.
+// Workers take the next index from a counter: a channel hand-off per
+// template cost a wake-up each.
+func renderAll(ctx context.Context, md *render.Metadata, templates []template, accounts control.Accounts) []rendered {
+	results := make([]rendered, len(templates))
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(templates) {
+				return
+			}
+			results[i] = renderOne(ctx, md, templates[i], accounts)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(templates)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return results
+}
+
+// templateError is how the reference logs a failure tied to one template:
+// the repr of the tuple (message, template path).
+type templateError struct{ msg, path string }
+
+func (e *templateError) Error() string { return pyjson.ReprTuple(e.msg, e.path) }
+
+func renderOne(ctx context.Context, md *render.Metadata, t template, accounts control.Accounts) rendered {
+	body, err := md.Template(ctx, t.in)
+	if err != nil {
+		var re *render.Error
+		if errors.As(err, &re) {
+			return rendered{err: &templateError{re.Msg, t.in}, pre: re.Detail}
+		}
+		return rendered{err: &templateError{err.Error(), t.in}}
+	}
+	ctl := control.Default()
+	ctlPath := t.in + control.Suffix
+	if !t.hasControl {
+		// No such name in the directory listing: no stat needed.
+	} else if st, err := os.Stat(ctlPath); err == nil && st.Mode().IsRegular() {
+		data, err := os.ReadFile(ctlPath)
+		if err != nil {
+			return rendered{err: &templateError{"could not read " + ctlPath + ": " + err.Error(), t.in}}
+		}
+		ctl, err = control.Parse(data, accounts)
+		if err != nil {
+			msg := err.Error()
+			if msg == "header is not a dict" {
+				msg += ": " + t.in
+			}
+			return rendered{err: &templateError{msg, t.in}}
+		}
+	}
+	return rendered{file: writer.File{
+		Path: t.out, Body: body, Mode: ctl.Mode, UID: ctl.Owner, GID: ctl.Group, AllowEmpty: ctl.AllowEmpty,
+	}}
+}
+
+// walkTemplates lists the templates under root as Python's os.walk does:
+// hidden entries included, symlinks to files followed, symlinks to
+// directories not descended into, control files skipped, unreadable
+// directories silently left out. Names are sorted for a stable order.
+func walkTemplates(root, output string) []template {
+	var out []template
+	var walk func(dir string)
+	walk = func(dir string) {
+		entries, err := os.ReadDir(dir) // sorted by name
+		if err != nil {
+			return
+		}
+		names := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			names[e.Name()] = true
+		}
+		var subdirs []string
+		for _, e := range entries {
+			name := e.Name()
+			path := pypath.Join(dir, name)
+			switch typ := e.Type(); {
+			case typ.IsDir():
+				subdirs = append(subdirs, path)
+				continue
+			case typ&fs.ModeSymlink != 0 && pypath.IsDir(path):
+				continue // os.walk lists it but does not follow it
+			}
+			if strings.HasSuffix(name, control.Suffix) {
+				continue
+			}
+			rel := pypath.Join(strings.TrimPrefix(dir, root), name)
+			out = append(out, template{
+				in:         path,
+				out:        pypath.Join(output, strings.TrimPrefix(rel, "/")),
+				hasControl: names[name+control.Suffix],
+			})
+		}
+		for _, d := range subdirs {
+			walk(d)
+		}
+	}
+	walk(root)
+	return out
+}
