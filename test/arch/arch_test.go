@@ -23,7 +23,7 @@ var rules = []struct {
 	pkg string
 	may []string
 }{
-	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "internal/exitcode"}},
+	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "internal/exitcode"}},
 	{"collectors/occ", []string{"collectors/...", "systemd", "internal/..."}},
 	{"collectors", []string{"collectors/cache", "collectors/config", "internal/..."}},
 	{"collectors/merger", []string{"collectors", "internal/..."}},
@@ -35,6 +35,16 @@ var rules = []struct {
 	{"refresh/*", internal},
 	{"applyconfig", []string{"applyconfig/...", "internal/..."}},
 	{"applyconfig/*", internal},
+	{"heatconfig/deployment", internal},
+	{"heatconfig", []string{"heatconfig/deployment", "internal/..."}},
+	{"heatconfig/*", []string{"heatconfig/deployment", "applyconfig/metadata", "internal/..."}},
+	{"hooks", []string{"heatconfig/deployment", "internal/..."}},
+	{"hooks/all", []string{"hooks/...", "internal/..."}},
+	{"hooks/*", []string{"hooks", "heatconfig/deployment", "internal/..."}},
+	{"signal", []string{"heatconfig/deployment", "internal/..."}},
+	{"signal/notify", []string{"signal/...", "heatconfig/deployment", "internal/..."}},
+	{"signal/refreshcompleted", []string{"signal/...", "heatconfig/deployment", "applyconfig/metadata", "internal/..."}},
+	{"signal/*", []string{"signal", "heatconfig/deployment", "internal/..."}},
 	{"internal/...", internal},
 	{"systemd", nil},
 	{"tools/...", []string{"..."}},

@@ -1,0 +1,137 @@
+package deployment
+
+import (
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Object is the document itself; changes to it are changes to the
+// deployment.
+func (d *Deployment) Object() *pyjson.Object { return d.obj }
+
+// ID is the derived config's id, heat-config's key for "already deployed".
+func (d *Deployment) ID() string { s, _ := str(d.obj, "id"); return s }
+
+// Name is the deployment's name ("" when absent).
+func (d *Deployment) Name() string { s, _ := str(d.obj, "name"); return s }
+
+// Group selects the hook.
+func (d *Deployment) Group() string { s, _ := str(d.obj, "group"); return s }
+
+// CreationTime is the derived config's creation time, as Heat wrote it.
+func (d *Deployment) CreationTime() string { s, _ := str(d.obj, "creation_time"); return s }
+
+// Config is the config: a string for SoftwareConfig, any JSON for a
+// StructuredConfig; nil when absent or null.
+func (d *Deployment) Config() pyjson.Value { v, _ := d.obj.Get("config"); return v }
+
+// ConfigString is the config as text: a string as it is, null or absent
+// as "", anything else as JSON.
+func (d *Deployment) ConfigString() string {
+	switch v := d.Config().(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		return pyjson.Dumps(v)
+	}
+}
+
+// Inputs are the inputs, in order.
+func (d *Deployment) Inputs() []Input {
+	v, _ := d.obj.Get("inputs")
+	list, _ := v.([]pyjson.Value)
+	out := make([]Input, 0, len(list))
+	for _, item := range list {
+		o := item.(*pyjson.Object)
+		in := Input{}
+		in.Name, _ = str(o, "name")
+		in.Type, _ = str(o, "type")
+		in.Value, in.HasValue = o.Get("value")
+		out = append(out, in)
+	}
+	return out
+}
+
+// Input is the value of the last input called name (a later input wins,
+// as in the reference's dict of inputs).
+func (d *Deployment) Input(name string) (pyjson.Value, bool) {
+	var val pyjson.Value
+	found := false
+	for _, in := range d.Inputs() {
+		if in.Name == name {
+			val, found = in.Value, true
+		}
+	}
+	return val, found
+}
+
+// InputString is the value of input name when it is a string.
+func (d *Deployment) InputString(name string) (string, bool) {
+	v, ok := d.Input(name)
+	if !ok {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// Outputs are the declared outputs, in order; entries without a string
+// name are left out.
+func (d *Deployment) Outputs() []Output {
+	v, _ := d.obj.Get("outputs")
+	list, _ := v.([]pyjson.Value)
+	var out []Output
+	for _, item := range list {
+		o, ok := item.(*pyjson.Object)
+		if !ok {
+			continue
+		}
+		name, ok := str(o, "name")
+		if !ok {
+			continue
+		}
+		typ, _ := str(o, "type")
+		eo, _ := o.Get("error_output")
+		out = append(out, Output{Name: name, Type: typ, ErrorOutput: pyjson.Truthy(eo)})
+	}
+	return out
+}
+
+// Option is the value of options[name]. Null or absent options count as
+// empty (the reference's hooks crashed on null).
+func (d *Deployment) Option(name string) (pyjson.Value, bool) {
+	v, _ := d.obj.Get("options")
+	o, ok := v.(*pyjson.Object)
+	if !ok {
+		return nil, false
+	}
+	return o.Get(name)
+}
+
+// OptionString is options[name] as a string: "" when absent or null, a
+// string as it is, anything else as Python's str().
+func (d *Deployment) OptionString(name string) string {
+	v, ok := d.Option(name)
+	if !ok || v == nil {
+		return ""
+	}
+	return pyjson.Str(v)
+}
+
+// OptionBool is options[name] as Python's truth, def when absent.
+func (d *Deployment) OptionBool(name string, def bool) bool {
+	v, ok := d.Option(name)
+	if !ok {
+		return def
+	}
+	return pyjson.Truthy(v)
+}
+
+// JSON is the document as Python's json.dumps(c) writes it (what a hook
+// reads on stdin).
+func (d *Deployment) JSON() string { return pyjson.Dumps(d.obj) }
+
+// Indented is the document as json.dump(c, indent=2, separators=(',',
+// ': ')) writes it (heat-config's state file).
+func (d *Deployment) Indented() string { return pyjson.DumpsIndent(d.obj, 2) }

@@ -1,0 +1,192 @@
+// Package deployment is the software deployment document that Heat puts in
+// a server's `deployments` metadata, that heat-config saves and hands to a
+// hook on stdin, and that heat-config-notify reads its signal credentials
+// from. A Deployment keeps the JSON object whole, in its key order and with
+// its numbers' digits, because what a hook gets and what is saved must be
+// what came (Python's json round trip); the accessors only read it.
+package deployment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Ungrouped is the group of a SoftwareConfig whose template set none.
+const Ungrouped = "Heat::Ungrouped"
+
+// Deployment is one entry of the deployments list.
+type Deployment struct {
+	obj *pyjson.Object
+}
+
+// Input is one entry of a deployment's inputs.
+type Input struct {
+	Name string
+	// Type is the input's declared type ("" when absent).
+	Type string
+	// Value is nil for JSON null, and when HasValue is false.
+	Value    pyjson.Value
+	HasValue bool
+}
+
+// Output is one declared output.
+type Output struct {
+	Name, Type  string
+	ErrorOutput bool
+}
+
+// ErrInvalid marks a document that is not a usable deployment: the
+// message says what is wrong with it.
+var ErrInvalid = errors.New("invalid deployment")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// FromValue checks that v is a deployment heat-config can run: an object
+// with a safe string id, a string group and a list of inputs, each an
+// object with a string name. The error names what is wrong, not where the
+// document came from: callers add that.
+func FromValue(v pyjson.Value) (*Deployment, error) {
+	obj, ok := v.(*pyjson.Object)
+	if !ok {
+		return nil, invalid("not a JSON object but %s", kind(v))
+	}
+	id, ok := obj.Get("id")
+	if !ok {
+		return nil, invalid("no id")
+	}
+	ids, ok := id.(string)
+	if !ok {
+		return nil, invalid("id is %s, not a string", kind(id))
+	}
+	if err := CheckID(ids); err != nil {
+		return nil, err
+	}
+	if g, ok := obj.Get("group"); !ok {
+		return nil, invalid("no group")
+	} else if _, ok := g.(string); !ok {
+		return nil, invalid("group is %s, not a string", kind(g))
+	}
+	in, ok := obj.Get("inputs")
+	if !ok {
+		return nil, invalid("no inputs")
+	}
+	list, ok := in.([]pyjson.Value)
+	if !ok {
+		return nil, invalid("inputs is %s, not a list", kind(in))
+	}
+	for i, item := range list {
+		o, ok := item.(*pyjson.Object)
+		if !ok {
+			return nil, invalid("input %d is %s, not an object", i, kind(item))
+		}
+		if n, ok := o.Get("name"); !ok {
+			return nil, invalid("input %d has no name", i)
+		} else if _, ok := n.(string); !ok {
+			return nil, invalid("input %d has a name that is %s, not a string", i, kind(n))
+		}
+	}
+	return &Deployment{obj: obj}, nil
+}
+
+// Parse reads one deployment from JSON.
+func Parse(data []byte) (*Deployment, error) {
+	v, err := pyjson.Loads(data)
+	if err != nil {
+		return nil, invalid("%s", pyjson.PythonError(err))
+	}
+	return FromValue(v)
+}
+
+// Load reads a deployment file (a state file of heat-config); the error
+// names the file.
+func Load(path string) (*Deployment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+// List reads the deployments list (heat-config's input file): a JSON list
+// whose items are left undecoded into Deployments, so that one bad item
+// does not stop the others.
+func List(data []byte) ([]pyjson.Value, error) {
+	v, err := pyjson.Loads(data)
+	if err != nil {
+		return nil, invalid("%s", pyjson.PythonError(err))
+	}
+	list, ok := v.([]pyjson.Value)
+	if !ok {
+		return nil, invalid("the deployments are %s, not a list", kind(v))
+	}
+	return list, nil
+}
+
+// CheckID refuses ids that could name a file outside the directory they
+// are joined to: empty, ".", "..", or with "/" or NUL.
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return invalid("empty id")
+	case id == "." || id == "..":
+		return invalid("id %q is not a file name", id)
+	case strings.ContainsAny(id, "/\x00"):
+		return invalid("id %q holds a slash or NUL", id)
+	}
+	return nil
+}
+
+// Label names a deployment in messages: its id, and its name when it has
+// one. It works on documents FromValue refused too.
+func Label(v pyjson.Value) string {
+	obj, _ := v.(*pyjson.Object)
+	id, _ := str(obj, "id")
+	name, _ := str(obj, "name")
+	switch {
+	case id != "" && name != "":
+		return fmt.Sprintf("%q (%s)", name, pyjson.ReprString(id))
+	case id != "":
+		return pyjson.ReprString(id)
+	case name != "":
+		return fmt.Sprintf("%q", name)
+	}
+	return "without id or name"
+}
+
+func str(obj *pyjson.Object, key string) (string, bool) {
+	v, ok := obj.Get(key)
+	if !ok {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// kind names a JSON value's type for messages.
+func kind(v pyjson.Value) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case *pyjson.Object:
+		return "an object"
+	case []pyjson.Value:
+		return "a list"
+	case string:
+		return "a string"
+	case pyjson.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
