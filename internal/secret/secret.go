@@ -8,6 +8,7 @@ package secret
 import (
 	"log/slog"
 	"net/url"
+	"strings"
 )
 
 // Redacted is what a secret prints as.
@@ -41,4 +42,47 @@ func RedactURL(rawURL string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
+}
+
+// SensitiveName tells whether a deployment input, option or field called
+// name carries a credential (deploy_password, a secret key, a token),
+// so that its value is never logged. Signal URLs (deploy_signal_id) are
+// credentials too, but are logged through RedactURL instead.
+func SensitiveName(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"password", "secret", "token", "credential", "private_key", "signature"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redactor replaces known secret values in text with Redacted: output of
+// a child that may have echoed a credential it was given.
+type Redactor struct{ values []string }
+
+// NewRedactor redacts each of values; values shorter than 4 bytes are
+// ignored (they would redact ordinary words).
+func NewRedactor(values ...string) *Redactor {
+	r := &Redactor{}
+	for _, v := range values {
+		if len(v) >= 4 {
+			r.values = append(r.values, v)
+		}
+	}
+	return r
+}
+
+// Redact returns s with every secret value replaced.
+func (r *Redactor) Redact(s string) string {
+	if r == nil {
+		return s
+	}
+	for _, v := range r.values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
+	}
+	return s
 }

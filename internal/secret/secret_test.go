@@ -48,3 +48,26 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+func TestSensitiveName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"deploy_password": true, "secret_access_key": true, "os_auth_token": true, "DB_Password": true,
+		"deploy_signal_id": false, "access_key_id": false, "greeting": false, "deploy_user_id": false,
+	} {
+		if got := SensitiveName(name); got != want {
+			t.Errorf("SensitiveName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	r := NewRedactor("s3cr3t-pw", "abc", "")
+	got := r.Redact("password=s3cr3t-pw abc s3cr3t-pw")
+	if want := "password=*** abc ***"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
+	}
+	var none *Redactor
+	if none.Redact("x") != "x" {
+		t.Error("a nil Redactor changed the text")
+	}
+}
