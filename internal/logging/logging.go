@@ -34,6 +34,9 @@ type Options struct {
 	// QuietAttrs leaves attributes out of text lines (they still become
 	// journal fields), for lines whose text must stay the reference's.
 	QuietAttrs bool
+	// Journal, when set, receives journal entries whatever stderr is: a
+	// test's stand-in for journald.
+	Journal func(msg string, pri journal.Priority, vars map[string]string) error
 }
 
 // OACPrefix is os-apply-config's line start.
@@ -78,10 +81,21 @@ func New(stderr io.Writer, opts Options) *slog.Logger {
 	if opts.Prefix == nil {
 		opts.Prefix = OACPrefix
 	}
+	if opts.Journal != nil {
+		return slog.New(&journalHandler{opts: opts, fallback: newTextHandler(stderr, opts), send: opts.Journal})
+	}
 	if f, ok := stderr.(*os.File); ok && isJournalStream(f) && journal.Enabled() {
 		return slog.New(&journalHandler{opts: opts, fallback: newTextHandler(stderr, opts)})
 	}
 	return slog.New(newTextHandler(stderr, opts))
+}
+
+// IsJournal tells whether l sends native journal entries (stderr is the
+// journal stream), for callers that log a multi-line text as one record
+// on a terminal but as one entry per line in the journal.
+func IsJournal(l *slog.Logger) bool {
+	_, ok := l.Handler().(*journalHandler)
+	return ok
 }
 
 // isJournalStream follows systemd.exec(5): JOURNAL_STREAM names the device
@@ -185,6 +199,7 @@ func (h *textHandler) WithGroup(string) slog.Handler { return h }
 var journalSend = journal.Send
 
 type journalHandler struct {
+	send     func(string, journal.Priority, map[string]string) error
 	opts     Options
 	attrs    []slog.Attr
 	fallback *textHandler
@@ -234,7 +249,11 @@ func (h *journalHandler) Handle(ctx context.Context, r slog.Record) error {
 		add(a)
 	}
 	r.Attrs(add)
-	err := journalSend(r.Message, priority(r.Level), vars)
+	send := h.send
+	if send == nil {
+		send = journalSend
+	}
+	err := send(r.Message, priority(r.Level), vars)
 	if r.Level == LevelEvent {
 		return err // never text, not even in the --log-file copy
 	}

@@ -1,0 +1,60 @@
+package deployment
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// String inputs that are not strings become what Python's str() makes of
+// them, checked against python3 itself; other types are left alone.
+func TestCoerceStringsMatchesPython(t *testing.T) {
+	values := []string{`1`, `1.5`, `-0.0`, `1e100`, `12345678901234567890`, `true`, `false`, `null`,
+		`{"a": 1}`, `{"k": [1, "x"]}`, `["x", null, true]`, `"already"`, `"caf\u00e9 \u2603"`, `{"q": "it's \"q\""}`, `[]`, `{}`}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	script := "import json,sys\nfor line in sys.stdin:\n    v = json.loads(line)\n    print(json.dumps(v if isinstance(v, str) else str(v)))\n"
+	cmd := exec.Command(py, "-c", script)
+	cmd.Stdin = strings.NewReader(strings.Join(values, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, v := range values {
+		d, err := Parse([]byte(`{"id": "x", "group": "g", "inputs": [` +
+			`{"name": "s", "type": "String", "value": ` + v + `}, {"name": "j", "type": "Json", "value": ` + v + `}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.CoerceStrings()
+		s, _ := d.Input("s")
+		if got := pyjson.Dumps(s); got != want[i] {
+			t.Errorf("str(%s) = %s, python3 says %s", v, got, want[i])
+		}
+		if j, _ := d.Input("j"); pyjson.Dumps(j) != pyjson.Dumps(mustLoad(t, v)) {
+			t.Errorf("a Json input %s was changed to %s", v, pyjson.Dumps(j))
+		}
+	}
+}
+
+func mustLoad(t *testing.T, s string) pyjson.Value {
+	v, err := pyjson.Loads([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestCheckID(t *testing.T) {
+	for id, ok := range map[string]bool{"3c9c1e9a-77a8-4d1c": true, "x.json": true, "": false, ".": false, "..": false,
+		"../x": false, "a/b": false, "a\x00": false, "..x": true} {
+		if err := CheckID(id); (err == nil) != ok {
+			t.Errorf("CheckID(%q) = %v", id, err)
+		}
+	}
+}

@@ -1,0 +1,205 @@
+// Package heatconfig is 55-heat-config, the os-refresh-config script that
+// runs a node's Heat software deployments: for each deployment in the
+// list that os-apply-config rendered from the metadata, in list order and
+// one at a time, unless its state file says it ran already, it saves the
+// deployment, hands it to the hook of its group, and gives the hook's
+// result to heat-config-notify, which signals Heat.
+package heatconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/journal"
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/environ"
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/logging"
+)
+
+// Env is the world the program runs in.
+type Env struct {
+	Stderr  io.Writer
+	Environ []string
+	// Root prefixes the built-in paths; "" in production.
+	Root string
+	Now  func() time.Time
+	// Grace is the time between SIGTERM and SIGKILL for a hook past its
+	// deadline; 0 means proc's default.
+	Grace time.Duration
+	// Journal stands in for journald in tests (see logging.Options).
+	Journal func(msg string, pri journal.Priority, vars map[string]string) error
+}
+
+// ProcessEnv is the Env of the running process.
+func ProcessEnv() Env { return Env{Stderr: os.Stderr, Environ: os.Environ()} }
+
+// DefaultHookTimeout is a hook's deadline unless HEAT_CONFIG_HOOK_TIMEOUT
+// says otherwise: os-collect-config's default command-timeout, so a
+// stuck hook fails its deployment before the command itself is killed.
+const DefaultHookTimeout = 4 * time.Hour
+
+// notifyTimeout bounds one heat-config-notify run; its own retries stop
+// well before.
+const notifyTimeout = 15 * time.Minute
+
+// config is where the program reads and writes, from the environment.
+type config struct {
+	shellConfig, deployed, deployedOld string
+	hookDirs                           []string
+	notify                             string
+	hookTimeout                        time.Duration
+}
+
+func newConfig(env Env) (config, error) {
+	get := func(name, def string) string {
+		if v, ok := environ.Lookup(env.Environ, name); ok {
+			return v
+		}
+		return env.Root + def
+	}
+	c := config{
+		shellConfig: get("HEAT_SHELL_CONFIG", "/var/run/heat-config/heat-config"),
+		deployed:    get("HEAT_CONFIG_DEPLOYED", "/var/lib/heat-config/deployed"),
+		deployedOld: get("HEAT_CONFIG_DEPLOYED_OLD", "/var/run/heat-config/deployed"),
+		notify:      get("HEAT_CONFIG_NOTIFY", "heat-config-notify"),
+		hookTimeout: DefaultHookTimeout,
+	}
+	if c.notify == env.Root+"heat-config-notify" {
+		c.notify = "heat-config-notify" // a PATH lookup, not under Root
+	}
+	if h, ok := environ.Lookup(env.Environ, "HEAT_CONFIG_HOOKS"); ok && h != "" {
+		c.hookDirs = append(c.hookDirs, h)
+	}
+	c.hookDirs = append(c.hookDirs, env.Root+"/usr/libexec/heat-config/hooks", env.Root+"/var/lib/heat-config/hooks")
+	if s, ok := environ.Lookup(env.Environ, "HEAT_CONFIG_HOOK_TIMEOUT"); ok && s != "" {
+		secs, err := strconv.ParseFloat(s, 64)
+		if err != nil || secs <= 0 {
+			return c, fmt.Errorf("HEAT_CONFIG_HOOK_TIMEOUT=%q: want a positive number of seconds", s)
+		}
+		c.hookTimeout = time.Duration(secs * float64(time.Second))
+	}
+	return c, nil
+}
+
+// Run runs every deployment not yet deployed. It fails only when the
+// deployments file is missing or the state directory cannot be made; a
+// failed hook or signal is logged and the next deployment runs, as in
+// the reference (its deployment is not retried: its state file exists).
+func Run(ctx context.Context, args []string, env Env) error {
+	log := logging.New(env.Stderr, logging.Options{
+		Identifier: "heat-config", Level: slog.LevelDebug, Now: env.Now,
+		Prefix: logging.PythonPrefix("heat-config"), QuietAttrs: true, Journal: env.Journal,
+	})
+	c, err := newConfig(env)
+	if err != nil {
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, nil)
+	}
+	fi, err := os.Lstat(c.shellConfig)
+	if err != nil {
+		log.Error("No config file " + c.shellConfig)
+		return exitcode.With(exitcode.Failure, nil)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		// It holds the signal credentials of every deployment.
+		if err := os.Chmod(c.shellConfig, 0o600); err != nil {
+			log.Warn(fmt.Sprintf("Could not make %s private: %v", c.shellConfig, err))
+		}
+	}
+	if err := prepareDeployedDir(c, log); err != nil {
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, nil)
+	}
+	data, err := os.ReadFile(c.shellConfig)
+	if err != nil {
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, nil)
+	}
+	list, err := deployment.List(data)
+	if err != nil {
+		// The reference ignores a file that is not JSON silently; say why
+		// nothing runs, but keep its exit status (os-collect-config would
+		// otherwise run the whole refresh again on every poll).
+		log.Error(fmt.Sprintf("%s: %v", c.shellConfig, err))
+		return nil
+	}
+	r := runner{c: c, env: env, log: log}
+	for i, v := range list {
+		if ctx.Err() != nil {
+			return exitcode.With(exitcode.Terminated, ctx.Err())
+		}
+		r.invoke(ctx, i, v)
+	}
+	if ctx.Err() != nil {
+		return exitcode.With(exitcode.Terminated, ctx.Err())
+	}
+	return nil
+}
+
+// prepareDeployedDir makes the state directory, moving the legacy one
+// (on tmpfs before 2016) into its place if it exists.
+func prepareDeployedDir(c config, log *slog.Logger) error {
+	if fi, err := os.Stat(c.deployed); err == nil && fi.IsDir() {
+		return nil
+	}
+	if c.deployed != c.deployedOld {
+		if fi, err := os.Stat(c.deployedOld); err == nil && fi.IsDir() {
+			log.Debug(fmt.Sprintf("Migrating deployed state from %s to %s", c.deployedOld, c.deployed))
+			return move(c.deployedOld, c.deployed)
+		}
+	}
+	if err := os.MkdirAll(c.deployed, 0o700); err != nil {
+		return fmt.Errorf("creating the state directory: %w", err)
+	}
+	return nil
+}
+
+// move renames old to new, or copies its files across filesystems (/run
+// is a tmpfs) and removes it, as shutil.move does.
+func move(old, new string) error {
+	if err := os.MkdirAll(filepath.Dir(new), 0o755); err != nil {
+		return err
+	}
+	err := os.Rename(old, new)
+	if err == nil || !errors.Is(err, errCrossDevice) {
+		return err
+	}
+	if err := copyFlat(old, new); err != nil {
+		return fmt.Errorf("migrating %s to %s: %w", old, new, err)
+	}
+	return os.RemoveAll(old)
+}
+
+// copyFlat copies the regular files of a flat directory, private (they
+// hold credentials), each synced before the old copy goes.
+func copyFlat(old, new string) error {
+	entries, err := os.ReadDir(old)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(new, 0o700); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(old, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := writeNew(filepath.Join(new, e.Name()), data); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}

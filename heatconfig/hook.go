@@ -1,0 +1,161 @@
+package heatconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"strings"
+
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/proc"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
+)
+
+// Output bounds: a hook's result is one JSON object, normally small (the
+// hooks keep the tail of their tools' output); past stdoutHead it cannot
+// be parsed whole, and the tail is what is signalled. Heat accepts 1 MiB.
+const (
+	stdoutHead = 2 << 20
+	outputTail = 512 << 10
+	stderrHead = 64 << 10
+)
+
+// hookResult is how a hook ended, or why it could not run.
+type hookResult struct {
+	stdout, stderr []byte
+	// code is the returncode (Python's: -n for signal n), or the status
+	// we report for a hook that could not run or ran past its deadline.
+	code int
+	// truncated: stdout lost its middle, so it is not a result object.
+	truncated bool
+}
+
+// noHook is the failure signalled for a group without a hook: the
+// reference signalled nothing and Heat waited until the stack timed out.
+func noHook(group string, dirs []string) hookResult {
+	return hookResult{
+		code:   127,
+		stderr: []byte(fmt.Sprintf("heat-config: no hook for group %q: no file %q in %s\n", group, hookName(group), strings.Join(dirs, ", "))),
+	}
+}
+
+func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.Deployment, hook, statePath string) hookResult {
+	log.Debug(fmt.Sprintf("Running %s < %s", hook, statePath))
+	stdout, stderr := proc.NewCapture(stdoutHead, outputTail), proc.NewCapture(stderrHead, outputTail)
+	res, err := proc.Run(ctx, proc.Spec{
+		Path: hook, Args: []string{hook}, Env: r.env.Environ,
+		Stdin:  strings.NewReader(d.JSON()),
+		Stdout: stdout, Stderr: stderr,
+		Timeout: r.c.hookTimeout, Grace: r.env.Grace,
+	})
+	if err != nil {
+		// Not executable, or gone: the reference logged a traceback and
+		// never signalled.
+		code := 126
+		if errors.Is(err, fs.ErrNotExist) {
+			code = 127
+		}
+		log.Error(fmt.Sprintf("Error running %s: %v", hook, err))
+		return hookResult{code: code, stderr: []byte(fmt.Sprintf("heat-config: cannot run hook %s: %v\n", hook, err))}
+	}
+	out := hookResult{stdout: joined(stdout), stderr: joined(stderr), code: res.Returncode(), truncated: stdout.Dropped() > 0}
+	if res.TimedOut {
+		out.code = 124
+		out.stderr = append(out.stderr, fmt.Sprintf("heat-config: hook %s timed out after %s and was stopped (%s)\n", hook, r.c.hookTimeout, res.Stopped)...)
+	}
+	r.logOutput(log, d, out)
+	if out.code != 0 {
+		log.Error(fmt.Sprintf("Error running %s. [%d]\n", hook, out.code))
+	} else {
+		log.Info("Completed " + hook)
+	}
+	return out
+}
+
+// joined is what a capture kept; when it dropped the middle, a line says
+// how much, so a reader of deploy_stdout knows.
+func joined(c *proc.Capture) []byte {
+	b := c.Bytes()
+	if n := c.Dropped(); n > 0 && len(b) > outputTail {
+		head, tail := b[:len(b)-outputTail], b[len(b)-outputTail:]
+		return append(append(head, fmt.Sprintf("\n[... %d bytes dropped ...]\n", n)...), tail...)
+	}
+	return b
+}
+
+// logOutput logs the hook's stdout at INFO as readable YAML (the
+// reference's was a base64 !!binary block) and its stderr at DEBUG,
+// without the deployment's secrets. Under journald each line is an entry
+// of its own, carrying the deployment's fields.
+func (r *runner) logOutput(log *slog.Logger, d *deployment.Deployment, out hookResult) {
+	red := redactorFor(d)
+	emit := func(level slog.Level, text string) {
+		text = red.Redact(strings.TrimRight(text, "\n"))
+		if text == "" {
+			return
+		}
+		if !logging.IsJournal(log) {
+			log.Log(context.Background(), level, text)
+			return
+		}
+		for _, line := range strings.Split(text, "\n") {
+			log.Log(context.Background(), level, line)
+		}
+	}
+	if out.truncated {
+		emit(slog.LevelInfo, decode(out.stdout))
+	} else {
+		emit(slog.LevelInfo, humanize(out.stdout))
+	}
+	emit(slog.LevelDebug, decode(out.stderr))
+}
+
+// redactorFor knows the deployment's credentials: sensitive inputs, and
+// the signature of its signal URL.
+func redactorFor(d *deployment.Deployment) *secret.Redactor {
+	var values []string
+	for _, in := range d.Inputs() {
+		s, ok := in.Value.(string)
+		if !ok || s == "" {
+			continue
+		}
+		if secret.SensitiveName(in.Name) {
+			values = append(values, s)
+		}
+		if in.Name == "deploy_signal_id" {
+			if i := strings.IndexByte(s, '?'); i >= 0 {
+				values = append(values, s[i+1:])
+			}
+		}
+	}
+	return secret.NewRedactor(values...)
+}
+
+// signalData is what Heat is told, by the reference's rules: a hook's
+// JSON object on stdout is the signal as it is, whatever its exit
+// status; other output, or a failure without output, becomes
+// deploy_stdout, deploy_stderr and deploy_status_code.
+func (h hookResult) signalData() pyjson.Value {
+	if len(h.stdout) > 0 && !h.truncated {
+		if v, err := pyjson.Loads([]byte(decode(h.stdout))); err == nil {
+			if obj, ok := v.(*pyjson.Object); ok {
+				return obj
+			}
+		}
+	}
+	if len(h.stdout) == 0 && h.code == 0 {
+		return pyjson.NewObject(0)
+	}
+	obj := pyjson.NewObject(3)
+	obj.Set("deploy_stdout", decode(h.stdout))
+	obj.Set("deploy_stderr", decode(h.stderr))
+	obj.Set("deploy_status_code", pyjson.Int(int64(h.code)))
+	return obj
+}
+
+// decode is bytes.decode("utf-8", "replace").
+func decode(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }

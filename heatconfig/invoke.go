@@ -1,0 +1,134 @@
+package heatconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/proc"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// runner runs the deployments of one heat-config run.
+type runner struct {
+	c   config
+	env Env
+	log *slog.Logger
+}
+
+// whitelisted groups have no hook on purpose: os-collect-config merges
+// their config into os-apply-config's data, and 99-refresh-completed
+// signals them.
+const whitelisted = "os-apply-config"
+
+// invoke runs the i-th item of the list, if it is a deployment that has
+// not run yet. Nothing it meets stops the loop: a bad item is one error
+// line naming it.
+func (r *runner) invoke(ctx context.Context, i int, v pyjson.Value) {
+	d, err := deployment.FromValue(v)
+	if err != nil {
+		r.log.Error(fmt.Sprintf("Skipping deployment %d %s: %v", i, deployment.Label(v), err))
+		return
+	}
+	d.CoerceStrings()
+	log := r.log.With("deployment_id", d.ID(), "deployment_name", d.Name(), "deployment_group", d.Group())
+	if d.Group() == "component" {
+		action, ok := d.ResolveComponent()
+		if !ok {
+			log.Warn(fmt.Sprintf("Skipping group component, no valid script is defined for deploy action %s", action))
+			return
+		}
+		if _, ok := d.Object().Get("group"); !ok || d.Group() == "" {
+			log.Error(fmt.Sprintf("Skipping deployment %s: its component's tool is not a group name", deployment.Label(v)))
+			return
+		}
+		log = log.With("deployment_group", d.Group())
+	}
+	statePath := filepath.Join(r.c.deployed, d.ID()+".json")
+	if exists(statePath) {
+		log.Warn("Skipping config " + d.ID() + ", already deployed")
+		log.Warn("To force-deploy, rm " + statePath)
+		return
+	}
+	hook, found := findHook(r.c.hookDirs, d.Group())
+	if !found && d.Group() == whitelisted {
+		return
+	}
+	// The state file is written before the hook runs: a deployment is
+	// attempted at most once per id, even if the hook fails or the node
+	// goes down meanwhile.
+	if err := writeNew(statePath, []byte(d.Indented())); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			log.Warn("Skipping config " + d.ID() + ", already deployed by a concurrent run")
+			return
+		}
+		log.Error(fmt.Sprintf("Skipping deployment %s: writing %s: %v", deployment.Label(v), statePath, err))
+		return
+	}
+	var res hookResult
+	if !found {
+		log.Error(fmt.Sprintf("Skipping group %s with no hook script None", d.Group()))
+		res = noHook(d.Group(), r.c.hookDirs)
+	} else {
+		res = r.runHook(ctx, log, d, hook, statePath)
+	}
+	data := res.signalData()
+	if ctx.Err() != nil {
+		// Stopped (systemctl stop): the deployment is not signalled, and
+		// not run again (its state file exists), as when the reference
+		// is killed.
+		log.Warn(fmt.Sprintf("Not signalling %s: stopped", d.ID()))
+		return
+	}
+	r.notify(ctx, log, d, statePath, data)
+}
+
+// notify writes the signal data next to the state file and runs
+// heat-config-notify with it.
+func (r *runner) notify(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data pyjson.Value) {
+	notifyPath := filepath.Join(r.c.deployed, d.ID()+".notify.json")
+	if err := writeDebug(notifyPath, []byte(pyjson.DumpsIndent(data, 2))); err != nil {
+		log.Warn(fmt.Sprintf("writing %s: %v", notifyPath, err))
+	}
+	log.Debug(fmt.Sprintf("Running %s %s < %s", r.c.notify, statePath, notifyPath))
+	stdout, stderr := proc.NewCapture(stderrHead, outputTail), proc.NewCapture(stderrHead, outputTail)
+	res, err := proc.Run(ctx, proc.Spec{
+		Path: r.c.notify, Args: []string{r.c.notify, statePath}, Env: r.env.Environ,
+		Stdin: strings.NewReader(pyjson.Dumps(data)), Stdout: stdout, Stderr: stderr,
+		Timeout: notifyTimeout, Grace: r.env.Grace,
+	})
+	status := statusOf(data)
+	if err != nil {
+		log.Error(fmt.Sprintf("Error running heat-config-notify: %v", err), "deployment_status_code", status)
+		return
+	}
+	if out := strings.TrimRight(decode(joined(stdout)), "\n"); out != "" {
+		log.Info(out)
+	}
+	if rc := res.Returncode(); rc != 0 {
+		log.Error(fmt.Sprintf("Error running heat-config-notify. [%d]\n", rc), "deployment_status_code", status)
+		log.Error(strings.TrimRight(decode(joined(stderr)), "\n"), "deployment_status_code", status)
+		return
+	}
+	if s := strings.TrimRight(decode(joined(stderr)), "\n"); s != "" {
+		log.Debug(s)
+	}
+	// Journal only: the text log stays the reference's.
+	log.Log(ctx, logging.LevelEvent, fmt.Sprintf("Signalled deployment %s, status %s", d.ID(), status), "deployment_status_code", status)
+}
+
+// statusOf is deploy_status_code as Heat reads it ("0" when absent).
+func statusOf(data pyjson.Value) string {
+	obj, _ := data.(*pyjson.Object)
+	v, ok := obj.Get("deploy_status_code")
+	if !ok || v == nil || !pyjson.Truthy(v) {
+		return "0"
+	}
+	return pyjson.Str(v)
+}
