@@ -1,5 +1,10 @@
 # Programs are one multi-call binary, linked under each reference name.
-PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os-collect-config
+PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os-collect-config \
+            heat-config-notify heat-config-rebuild-deployed
+# heat-config's hooks, one link per deployment group (hooks/all).
+HOOKS    := script puppet ansible hiera json-file apply-config
+# os-refresh-config's scripts that join the chain, by phase.
+ORC_SCRIPTS := configure.d/20-os-apply-config configure.d/55-heat-config post-configure.d/99-refresh-completed
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 GO       ?= go
@@ -68,10 +73,19 @@ bench: build
 demo: build
 	@sh examples/demo.sh $(BIN)
 
+# Links are relative (libexec/x/y/ is three levels under PREFIX), so the
+# tree works in place under DESTDIR with the programs' environment
+# variables pointing into it (test/install does that).
+LIBEXEC := $(DESTDIR)$(PREFIX)/libexec
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/tripleo-agent $(DESTDIR)$(PREFIX)/bin/tripleo-agent
-	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(DESTDIR)$(PREFIX)/bin/$$p; done
+	@for p in $(PROGRAMS); do ln -sfn tripleo-agent $(DESTDIR)$(PREFIX)/bin/$$p; done
+	install -d $(LIBEXEC)/os-refresh-config/configure.d $(LIBEXEC)/os-refresh-config/post-configure.d \
+	  $(LIBEXEC)/heat-config/hooks $(LIBEXEC)/os-apply-config/templates
+	@for s in $(ORC_SCRIPTS); do ln -sfn ../../../bin/tripleo-agent $(LIBEXEC)/os-refresh-config/$$s; done
+	@for h in $(HOOKS); do ln -sfn ../../../bin/tripleo-agent $(LIBEXEC)/heat-config/hooks/$$h; done
+	cp -R --no-preserve=ownership elements/heat-config/os-apply-config/. $(LIBEXEC)/os-apply-config/templates/
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/tripleo-go/agent/applyconfig"
 	"github.com/tripleo-go/agent/collectors/occ"
+	"github.com/tripleo-go/agent/heatconfig"
+	"github.com/tripleo-go/agent/heatconfig/rebuild"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
@@ -35,6 +37,14 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	},
 	// The reference's legacy name for os-apply-config.
 	"os-config-applier": runApplyConfig,
+	// os-refresh-config's scripts of the heat-config element.
+	"20-os-apply-config": runApplyConfig,
+	"55-heat-config": func(ctx context.Context, args []string) error {
+		return heatconfig.Run(ctx, args, heatconfig.ProcessEnv())
+	},
+	"heat-config-rebuild-deployed": func(ctx context.Context, args []string) error {
+		return rebuild.Run(ctx, args, rebuild.ProcessEnv())
+	},
 }
 
 // runApplyConfig runs os-apply-config with a soft memory limit: its live

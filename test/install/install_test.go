@@ -1,0 +1,133 @@
+// Package install checks what `make install DESTDIR=D PREFIX=/usr` lays
+// out: every program, os-refresh-config script and hook is a relative
+// link to the one binary, the os-apply-config templates render what the
+// heat-config element's did, and the tree works in place under D with the
+// programs' environment variables pointing into it.
+package install
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var dest string // the DESTDIR of one make install per test run
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		dir, err := os.MkdirTemp("", "install-test")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		dest = dir
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+var installed = func() func(t *testing.T) string {
+	var err error
+	done := false
+	return func(t *testing.T) string {
+		t.Helper()
+		if testing.Short() {
+			t.Skip("runs make install")
+		}
+		if !done {
+			done = true
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "make", "-s", "-C", "../..", "install", "DESTDIR="+dest, "PREFIX=/usr")
+			var out []byte
+			if out, err = cmd.CombinedOutput(); err != nil {
+				err = fmt.Errorf("make install: %v\n%s", err, out)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dest
+	}
+}()
+
+// The layout: each name is a link, relative, to the binary.
+func TestLayout(t *testing.T) {
+	d := installed(t)
+	links := []string{}
+	for _, p := range []string{"os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts", "os-collect-config",
+		"heat-config-notify", "heat-config-rebuild-deployed"} {
+		links = append(links, "usr/bin/"+p)
+	}
+	for _, s := range []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
+		links = append(links, "usr/libexec/os-refresh-config/"+s)
+	}
+	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config"} {
+		links = append(links, "usr/libexec/heat-config/hooks/"+h)
+	}
+	bin := filepath.Join(d, "usr/bin/tripleo-agent")
+	for _, l := range links {
+		p := filepath.Join(d, l)
+		target, err := os.Readlink(p)
+		if err != nil {
+			t.Errorf("%s: %v", l, err)
+			continue
+		}
+		if filepath.IsAbs(target) {
+			t.Errorf("%s -> %s is absolute", l, target)
+		}
+		if resolved, err := filepath.EvalSymlinks(p); err != nil || resolved != bin {
+			t.Errorf("%s resolves to %s (%v), want %s", l, resolved, err, bin)
+		}
+	}
+	for _, f := range []string{"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac", "etc/os-collect-config.conf", "etc/os-collect-config.conf.oac"} {
+		if _, err := os.Stat(filepath.Join(d, "usr/libexec/os-apply-config/templates", f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// The templates render the deployments list as compact JSON and
+// os-collect-config's configuration as the heat-config element's
+// template did (the golden file was checked against it, rendered by the
+// Python os-apply-config), both private: they hold credentials.
+func TestTemplatesRender(t *testing.T) {
+	d := installed(t)
+	out := t.TempDir()
+	cmd := exec.Command(filepath.Join(d, "usr/bin/os-apply-config"), "--output", out, "--metadata", "testdata/metadata.json")
+	cmd.Env = append(os.Environ(), "OS_CONFIG_APPLIER_TEMPLATES="+filepath.Join(d, "usr/libexec/os-apply-config/templates"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	want, _ := os.ReadFile("testdata/os-collect-config.conf.golden")
+	check := func(rel, want string) {
+		t.Helper()
+		got, err := os.ReadFile(filepath.Join(out, rel))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %v\n%s\nwant:\n%s", rel, err, got, want)
+		}
+		if fi, err := os.Stat(filepath.Join(out, rel)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", rel, fi.Mode())
+		}
+	}
+	check("etc/os-collect-config.conf", string(want))
+	check("var/run/heat-config/heat-config", `[{"id": "x", "inputs": []}]`)
+	if _, err := os.Stat(filepath.Join(out, "var/run/heat-config/heat-config.oac")); err == nil {
+		t.Error("a control file was rendered as a file")
+	}
+}
+
+func env(d string, extra ...string) []string {
+	return append(append(os.Environ(),
+		"PATH="+filepath.Join(d, "usr/bin")+":"+os.Getenv("PATH"),
+		"OS_REFRESH_CONFIG_BASE_DIR="+filepath.Join(d, "usr/libexec/os-refresh-config"),
+		"OS_CONFIG_APPLIER_TEMPLATES="+filepath.Join(d, "usr/libexec/os-apply-config/templates"),
+		"HEAT_CONFIG_HOOKS="+filepath.Join(d, "usr/libexec/heat-config/hooks"),
+		"HEAT_CONFIG_NOTIFY="+filepath.Join(d, "usr/bin/heat-config-notify"),
+	), extra...)
+}
