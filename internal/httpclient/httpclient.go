@@ -39,8 +39,11 @@ type Options struct {
 	// MaxBody caps what is read of a body (DefaultMaxBody when zero).
 	MaxBody int64
 	// Retries is the number of retries after a failed attempt (connection
-	// error or 5xx); backoff doubles from 200 ms up to 2 s, with jitter.
+	// error or 5xx); backoff doubles from 200 ms up to 2 s (MaxWait), with
+	// jitter.
 	Retries int
+	// MaxWait caps the wait between two attempts (2 s when zero).
+	MaxWait time.Duration
 }
 
 // Client does GET requests under the policy.
@@ -86,6 +89,9 @@ func New(o Options) (*Client, error) {
 	rc.Logger = nil // it would log full URLs; callers log redacted ones
 	rc.RetryMax = o.Retries
 	rc.RetryWaitMin, rc.RetryWaitMax = 200*time.Millisecond, 2*time.Second
+	if o.MaxWait > 0 {
+		rc.RetryWaitMax = o.MaxWait
+	}
 	rc.Backoff = jitteredBackoff
 	// After the last retry, return the last response (a 5xx) instead of a
 	// generic error, so the caller can say what the server answered.
@@ -109,6 +115,9 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	// Attempts is how many requests it took, when the context carried a
+	// retry deadline (WithRetryDeadline); 0 otherwise.
+	Attempts int
 }
 
 // Get fetches url with the extra headers. A body over the cap is
@@ -134,9 +143,10 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 		}
 	}
 	req.Header.Set("User-Agent", version.UserAgent)
-	resp, err := c.rc.Do(req)
+	rc, attempts := c.retrier(ctx)
+	resp, err := rc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))
+		return nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
 	}
 	defer resp.Body.Close()
 	got, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
@@ -146,7 +156,7 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 	if int64(len(got)) > c.maxBody {
 		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: got}, nil
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: got, Attempts: attempts.count()}, nil
 }
 
 // redactErr words errors that would quote the URL (url.Error) without it.
@@ -162,7 +172,7 @@ func redactErr(err error) error {
 // TLS, body cap), for libraries that take one (gophercloud).
 func (c *Client) Standard() *http.Client {
 	std := c.rc.StandardClient()
-	std.Transport = capped{next: std.Transport, max: c.maxBody}
+	std.Transport = capped{next: deadlineAware{c: c, next: std.Transport}, max: c.maxBody}
 	return std
 }
 

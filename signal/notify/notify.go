@@ -1,0 +1,130 @@
+// Package notify is heat-config-notify: given a deployment's state file
+// and the hook's result on stdin, it signals the result to Heat the way
+// the deployment's inputs say. Its command line, stdin handling and log
+// lines are the reference's; unlike it, it retries every transient
+// failure within a time budget and exits 1 when the signal did not get
+// through, saying why in one line.
+package notify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/environ"
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/signal"
+	"github.com/tripleo-go/agent/signal/heatapi"
+	"github.com/tripleo-go/agent/signal/presigned"
+	"github.com/tripleo-go/agent/signal/zaqarqueue"
+)
+
+// Name is the program's name, in its log lines.
+const Name = "heat-config-notify"
+
+// RetryTimeoutVar overrides signal.DefaultBudget: seconds, or a Go
+// duration ("90s", "5m"); 0 sends each request once.
+const RetryTimeoutVar = "HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT"
+
+const usage = "Usage:\n  heat-config-notify /path/to/config.json < /path/to/signal_data.json"
+
+// Env is the world the program runs in.
+type Env struct {
+	Stdin   io.Reader
+	Stderr  io.Writer
+	Environ []string
+	// Now is the clock of the log lines; nil means time.Now.
+	Now func() time.Time
+}
+
+// ProcessEnv is the Env of the running process.
+func ProcessEnv() Env {
+	return Env{Stdin: os.Stdin, Stderr: os.Stderr, Environ: os.Environ()}
+}
+
+// transports are the program's ways out.
+var transports = signal.Transports{URL: presigned.Transport{}, Zaqar: zaqarqueue.Transport{}, Heat: heatapi.Transport{}}
+
+// Run runs heat-config-notify with args (the arguments after the
+// program's name): args[0] is the deployment file; more are ignored, as
+// the reference did.
+func Run(ctx context.Context, args []string, env Env) error {
+	log := logging.New(env.Stderr, logging.Options{Identifier: Name, Prefix: logging.PythonPrefix(Name),
+		Level: slog.LevelDebug, Now: env.Now, QuietAttrs: true})
+	if len(args) < 1 {
+		log.Error(usage)
+		return exitcode.With(exitcode.Failure, nil)
+	}
+	data := readSignalData(env.Stdin, log)
+	path := args[0]
+	if _, err := os.Stat(path); err != nil {
+		log.Error("No config file " + path)
+		log.Error(usage)
+		return exitcode.With(exitcode.Failure, nil)
+	}
+	d, err := deployment.Load(path)
+	if err != nil {
+		log.Error(fmt.Sprintf("Cannot read config file: %v", err))
+		return exitcode.With(exitcode.Failure, err)
+	}
+	o := signal.Options{Log: log, Budget: budget(env, log), Transports: transports}
+	kinds, err := signal.Send(ctx, d, data, o)
+	if err == nil {
+		return nil
+	}
+	failures := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		failures = j.Unwrap()
+	}
+	for _, f := range failures {
+		log.Error("Signal failed: "+f.Error(), "deployment", d.ID(), "transports", fmt.Sprint(kinds))
+	}
+	if ctx.Err() != nil {
+		return exitcode.With(exitcode.Terminated, err)
+	}
+	return exitcode.With(exitcode.Failure, err)
+}
+
+// readSignalData reads the hook's result: anything but JSON is {}, with
+// the reference's warning.
+func readSignalData(stdin io.Reader, log *slog.Logger) pyjson.Value {
+	var raw []byte
+	var err error
+	if stdin != nil {
+		raw, err = io.ReadAll(stdin)
+	}
+	if err == nil && stdin != nil {
+		if v, err := pyjson.Loads(raw); err == nil {
+			return v
+		}
+	}
+	log.Warn("No valid json found on stdin")
+	return pyjson.NewObject(0)
+}
+
+// budget is the retry budget from the environment.
+func budget(env Env, log *slog.Logger) time.Duration {
+	v, ok := environ.Lookup(env.Environ, RetryTimeoutVar)
+	if !ok || v == "" {
+		return signal.DefaultBudget
+	}
+	d, err := time.ParseDuration(v)
+	if s, ferr := strconv.ParseFloat(v, 64); ferr == nil {
+		d, err = time.Duration(s*float64(time.Second)), nil
+	}
+	switch {
+	case err != nil || d < 0:
+		log.Warn(fmt.Sprintf("Ignoring %s=%q: not a number of seconds; retrying for %s", RetryTimeoutVar, v, signal.DefaultBudget))
+		return signal.DefaultBudget
+	case d == 0:
+		return -1 // no retries
+	}
+	return d
+}
