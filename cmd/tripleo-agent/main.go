@@ -21,6 +21,8 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
+	"github.com/tripleo-go/agent/signal/notify"
+	"github.com/tripleo-go/agent/signal/refreshcompleted"
 )
 
 // programs maps a program name to its entry point.
@@ -44,6 +46,12 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	},
 	"heat-config-rebuild-deployed": func(ctx context.Context, args []string) error {
 		return rebuild.Run(ctx, args, rebuild.ProcessEnv())
+	},
+	"heat-config-notify": func(ctx context.Context, args []string) error {
+		return notify.Run(ctx, args, notify.ProcessEnv())
+	},
+	"99-refresh-completed": func(ctx context.Context, args []string) error {
+		return refreshcompleted.Run(ctx, args, refreshcompleted.ProcessEnv())
 	},
 }
 

@@ -1,0 +1,226 @@
+// Package refreshcompleted is os-refresh-config's
+// post-configure.d/99-refresh-completed: once every configure script has
+// succeeded, it signals Heat for the deployments that no hook runs,
+// those of group os-apply-config (os-collect-config merged their config
+// into os-apply-config's data, which the configure phase has just
+// applied), and for the legacy completion handles of old templates.
+//
+// It signals through the same code as heat-config-notify, so every
+// signal transport works; the reference only POSTed, so it could signal
+// CFN_SIGNAL deployments and nothing else.
+package refreshcompleted
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/environ"
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/proc"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
+	"github.com/tripleo-go/agent/signal"
+	"github.com/tripleo-go/agent/signal/heatapi"
+	"github.com/tripleo-go/agent/signal/presigned"
+	"github.com/tripleo-go/agent/signal/zaqarqueue"
+)
+
+// Env is the world the program runs in.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Environ        []string
+	// Root prefixes the marker directory; "" in production.
+	Root string
+	// Signal overrides the signal options (tests: shorter budgets).
+	Signal *signal.Options
+}
+
+// ProcessEnv is the Env of the running process.
+func ProcessEnv() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()} }
+
+// Transports are the ways out, as heat-config-notify's.
+var Transports = signal.Transports{URL: presigned.Transport{}, Zaqar: zaqarqueue.Transport{}, Heat: heatapi.Transport{}}
+
+// markerDir holds one empty file per signalled deployment id;
+// OS_APPLY_CONFIG_DEPLOYED overrides it (a tree installed under DESTDIR
+// is tested in place with it).
+const markerDir = "/var/lib/os-apply-config-deployments/deployed"
+
+// readTimeout bounds each os-apply-config --key run.
+const readTimeout = 2 * time.Minute
+
+// group is the deployments' group this program signals.
+const group = "os-apply-config"
+
+// Run signals what has not been signalled. A failed signal fails the
+// run, so os-collect-config keeps the metadata uncommitted and runs the
+// refresh again on its next pass; a signalled deployment is marked and
+// not signalled again.
+func Run(ctx context.Context, _ []string, env Env) error {
+	log := logging.New(env.Stderr, logging.Options{
+		Identifier: "99-refresh-completed", Level: slog.LevelDebug,
+		Prefix: logging.PythonPrefix("99-refresh-completed"),
+	})
+	opts := signal.Options{Log: log, Transports: Transports}
+	if env.Signal != nil {
+		opts = *env.Signal
+		opts.Log = log
+	}
+	r := run{env: env, log: log, opts: opts}
+	legacyErr := r.legacy(ctx)
+	deployErr := r.deployments(ctx)
+	if err := errors.Join(legacyErr, deployErr); err != nil {
+		return exitcode.With(exitcode.Failure, err)
+	}
+	return nil
+}
+
+type run struct {
+	env  Env
+	log  *slog.Logger
+	opts signal.Options
+}
+
+// key reads one key of os-apply-config's data, "" when missing.
+func (r *run) key(ctx context.Context, name string) (string, error) {
+	var out, errOut bytes.Buffer
+	res, err := proc.Run(ctx, proc.Spec{
+		Path: "os-apply-config", Args: []string{"os-apply-config", "--key", name, "--type", "raw", "--key-default", ""},
+		Env: r.env.Environ, Stdout: &out, Stderr: &errOut, Timeout: readTimeout,
+	})
+	if err != nil {
+		return "", fmt.Errorf("running os-apply-config: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return "", fmt.Errorf("os-apply-config --key %s: status %d: %s", name, res.ShellStatus(), strings.TrimSpace(errOut.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// legacy signals the completion handle (PUT) and completion signal
+// (POST) that old templates put in their StructuredConfig, when the node
+// knows its instance-id, with the reference's body.
+func (r *run) legacy(ctx context.Context) error {
+	id, err := r.key(ctx, "instance-id")
+	if err != nil || id == "" {
+		return err
+	}
+	body := pyjson.NewObject(4)
+	body.Set("Status", "SUCCESS")
+	body.Set("Reason", "Configuration Complete")
+	body.Set("UniqueId", id)
+	body.Set("Data", "Finished os-refresh-config.")
+	var errs []error
+	for _, h := range []struct{ key, method string }{{"completion-handle", "PUT"}, {"completion-signal", "POST"}} {
+		url, err := r.key(ctx, h.key)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if url == "" {
+			continue
+		}
+		fmt.Fprintf(r.env.Stdout, "Signalling %s %s\n", h.key, secret.RedactURL(url))
+		if err := signal.SendURL(ctx, h.method, url, body, r.opts); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", h.key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deployments signals each os-apply-config deployment that has a signal
+// transport and no marker yet.
+func (r *run) deployments(ctx context.Context) error {
+	raw, err := r.key(ctx, "deployments")
+	if err != nil || raw == "" {
+		return err
+	}
+	list, err := deployment.List([]byte(raw))
+	if err != nil {
+		return fmt.Errorf("the deployments key: %w", err)
+	}
+	dir := r.env.Root + markerDir
+	if d, ok := environ.Lookup(r.env.Environ, "OS_APPLY_CONFIG_DEPLOYED"); ok && d != "" {
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var errs []error
+	for i, v := range list {
+		d, err := deployment.FromValue(v)
+		if err != nil {
+			if obj, _ := v.(*pyjson.Object); obj != nil {
+				if g, _ := obj.Get("group"); g != group {
+					continue // not ours to judge
+				}
+			}
+			// Retrying cannot mend it: say so, and do not hold the
+			// refresh back for it.
+			r.log.Error(fmt.Sprintf("Skipping deployment %d %s: %v", i, deployment.Label(v), err))
+			continue
+		}
+		if d.Group() != group || !hasTransport(d) {
+			continue
+		}
+		marker := filepath.Join(dir, d.ID())
+		if _, err := os.Lstat(marker); err == nil {
+			fmt.Fprintf(r.env.Stdout, "Skipping %s, already deployed\n", d.ID())
+			continue
+		}
+		fmt.Fprintf(r.env.Stdout, "Signalling os-apply-config deployment %s %s\n", d.ID(), describe(d))
+		data := pyjson.NewObject(2)
+		data.Set("deploy_stdout", "os-apply-config deployment "+d.ID()+" completed")
+		data.Set("deploy_status_code", "0")
+		if _, err := signal.Send(ctx, d, data, r.opts); err != nil {
+			errs = append(errs, fmt.Errorf("deployment %s: %w", d.ID(), err))
+			continue
+		}
+		if err := touch(marker); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// hasTransport: the deployment carries a way to signal (NO_SIGNAL ones
+// carry none: Heat completed them already).
+func hasTransport(d *deployment.Deployment) bool {
+	for _, name := range []string{"deploy_signal_id", "deploy_queue_id", "deploy_auth_url"} {
+		if _, ok := d.Input(name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// describe says where the signal goes, without credentials.
+func describe(d *deployment.Deployment) string {
+	if url, ok := d.InputString("deploy_signal_id"); ok {
+		return secret.RedactURL(url)
+	}
+	t, _ := d.InputString("deploy_signal_transport")
+	return "via " + t
+}
+
+func touch(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
