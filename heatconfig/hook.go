@@ -19,7 +19,7 @@ import (
 // hooks keep the tail of their tools' output); past stdoutHead it cannot
 // be parsed whole, and the tail is what is signalled. Heat accepts 1 MiB.
 const (
-	stdoutHead = 2 << 20
+	stdoutHead = 4 << 20
 	outputTail = 512 << 10
 	stderrHead = 64 << 10
 )
@@ -76,13 +76,15 @@ func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.De
 	return out
 }
 
-// joined is what a capture kept; when it dropped the middle, a line says
-// how much, so a reader of deploy_stdout knows.
+// joined is what a capture kept. When it dropped the middle, the output
+// is no result object: only its tail is kept, where the errors are,
+// after a line that says how much went, so a reader of deploy_stdout
+// knows (and the copies made for the log and the signal stay small).
 func joined(c *proc.Capture) []byte {
 	b := c.Bytes()
 	if n := c.Dropped(); n > 0 && len(b) > outputTail {
-		head, tail := b[:len(b)-outputTail], b[len(b)-outputTail:]
-		return append(append(head, fmt.Sprintf("\n[... %d bytes dropped ...]\n", n)...), tail...)
+		tail := b[len(b)-outputTail:]
+		return append([]byte(fmt.Sprintf("[... %d bytes dropped ...]\n", int64(len(b)-outputTail)+n)), tail...)
 	}
 	return b
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/tripleo-go/agent/collectors/occ"
 	"github.com/tripleo-go/agent/heatconfig"
 	"github.com/tripleo-go/agent/heatconfig/rebuild"
+	"github.com/tripleo-go/agent/hooks"
+	"github.com/tripleo-go/agent/hooks/all"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
@@ -62,6 +64,16 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 // same time). The limit is soft: bigger metadata only makes the collector
 // work harder (its CPU is capped by the runtime). GOGC or GOMEMLIMIT in
 // the environment win.
+// The hooks answer to their deployment group's name (the links make
+// install puts in /usr/libexec/heat-config/hooks).
+func init() {
+	for _, h := range all.List {
+		programs[h.Group] = func(ctx context.Context, args []string) error {
+			return hooks.Main(ctx, h, args, hooks.ProcessEnv())
+		}
+	}
+}
+
 func runApplyConfig(ctx context.Context, args []string) error {
 	limitApplyConfigMemory(os.Getenv)
 	return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())

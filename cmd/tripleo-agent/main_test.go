@@ -4,12 +4,15 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tripleo-go/agent/hooks/all"
 	"github.com/tripleo-go/agent/internal/difftest"
 )
 
@@ -67,6 +70,52 @@ func TestApplyConfigMemoryLimit(t *testing.T) {
 		limitApplyConfigMemory(func(k string) string { return tc.env[k] })
 		if got := debug.SetMemoryLimit(-1); got != tc.want {
 			t.Errorf("env %v: memory limit %d, want %d", tc.env, got, tc.want)
+		}
+	}
+}
+
+// make install links every hook of the registry, and every program the
+// binary answers to, under its name.
+func TestMakefileLinksEveryProgram(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string][]string{}
+	var name string
+	for _, line := range strings.Split(string(mk), "\n") {
+		if k, v, ok := strings.Cut(line, ":="); ok && !strings.HasPrefix(line, "\t") {
+			name = strings.TrimSpace(k)
+			line = v
+		} else if name == "" || !strings.HasPrefix(line, " ") {
+			name = ""
+			continue
+		}
+		vars[name] = append(vars[name], strings.Fields(strings.TrimSuffix(line, "\\"))...)
+		if !strings.HasSuffix(line, "\\") {
+			name = ""
+		}
+	}
+	var groups []string
+	for _, h := range all.List {
+		groups = append(groups, h.Group)
+	}
+	if got := strings.Join(vars["HOOKS"], " "); got != strings.Join(groups, " ") {
+		t.Errorf("Makefile HOOKS = %q, the registry has %q", got, strings.Join(groups, " "))
+	}
+	linked := map[string]bool{"tripleo-agent": true}
+	for _, p := range vars["PROGRAMS"] {
+		linked[p] = true
+	}
+	for _, s := range vars["ORC_SCRIPTS"] {
+		linked[path.Base(s)] = true
+	}
+	for _, g := range groups {
+		linked[g] = true
+	}
+	for p := range programs {
+		if !linked[p] {
+			t.Errorf("program %s has no link in the Makefile", p)
 		}
 	}
 }

@@ -1,0 +1,44 @@
+// Package jsonfile is the hook of group "json-file": the config (a
+// StructuredConfig) maps file paths to data, each written as JSON.
+package jsonfile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/hooks"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Hook is the json-file hook.
+var Hook = hooks.Hook{Group: "json-file", Run: Run}
+
+// Run writes each entry of the config to its path (missing directories
+// are created 0700; the file gets the default mode and is truncated) as
+// indented JSON with sorted keys, in the config's order.
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+	var c *pyjson.Object
+	switch x := d.Config().(type) {
+	case nil:
+		c = pyjson.NewObject(0) // the reference crashed; nothing to write
+	case *pyjson.Object:
+		c = x
+	default:
+		return nil, fmt.Errorf("%w: the json-file hook's config is %s, not an object of paths", hooks.ErrConfig, pyjson.Dumps(x))
+	}
+	for i := 0; i < c.Len(); i++ {
+		path, data := c.At(i)
+		if dir := filepath.Dir(path); dir != "." {
+			if err := hooks.PrepareDir(dir); err != nil {
+				return nil, err
+			}
+		}
+		if err := os.WriteFile(path, []byte(hooks.DumpsSorted(data)), 0o666); err != nil {
+			return nil, err
+		}
+	}
+	return hooks.Status(nil, "", "", 0), nil
+}

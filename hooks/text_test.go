@@ -1,0 +1,83 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// Decode agrees with Python 3.11's bytes.decode('utf-8', 'replace') (the
+// wants were printed by it): one U+FFFD per maximal invalid subpart.
+func TestDecodeAsPythonReplace(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"a\xe2\x82b", "a\ufffdb"},
+		{"\xe2\x82", "\ufffd"},
+		{"\xed\xa0\x80", "\ufffd\ufffd\ufffd"},
+		{"\xf0\x90\x80", "\ufffd"},
+		{"\xf4\x90\x80\x80", "\ufffd\ufffd\ufffd\ufffd"},
+		{"\xc0\xaf", "\ufffd\ufffd"},
+		{"\xe0\x80\xaf", "\ufffd\ufffd\ufffd"},
+		{"\xef\xbf\xbd", "\ufffd"},
+		{"\xff\xfe", "\ufffd\ufffd"},
+		{"\xf0\x9f\x98\x80", "\U0001F600"},
+	} {
+		if got := Decode([]byte(tc.in)); got != tc.want {
+			t.Errorf("Decode(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// The start of a kept tail may cut a character: its leftover bytes go,
+// instead of showing as U+FFFD.
+func TestDecodeTailDropsACutCharacter(t *testing.T) {
+	if got := decodeTail([]byte("\x98\x80ok"), true); got != "ok" {
+		t.Errorf("cut tail: %q", got)
+	}
+	if got := decodeTail([]byte("\x98\x80ok"), false); got != "\ufffd\ufffdok" {
+		t.Errorf("whole stream: %q", got)
+	}
+}
+
+// Files are read as Python's text mode reads them: "\r\n" and "\r" end
+// lines as "\n"; bad UTF-8 is replaced, where Python raised.
+func TestReadTextAsPythonTextMode(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("a\r\nb\rc\n\xff"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadText(p); err != nil || got != "a\nb\nc\n\ufffd" {
+		t.Errorf("ReadText = %q, %v", got, err)
+	}
+}
+
+func TestReadTailKeepsTheEnd(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(p, []byte(strings.Repeat("é", 100)+"END"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, dropped, err := ReadTail(p, 10)
+	if err != nil || got != "éééEND" || dropped != 193 {
+		t.Errorf("ReadTail = %q, %d, %v", got, dropped, err)
+	}
+	got, dropped, err = ReadTail(p, 1000)
+	if err != nil || got != strings.Repeat("é", 100)+"END" || dropped != 0 {
+		t.Errorf("ReadTail of a short file = %q, %d, %v", got, dropped, err)
+	}
+}
+
+// The data files of hiera and json-file are json.dumps(v, indent=4,
+// sort_keys=True, separators=(',', ': ')); the want was printed by Python.
+func TestDumpsSortedAsPython(t *testing.T) {
+	v, err := pyjson.Loads([]byte(`{"b": [1, {"z": null, "a": "é"}], "a": {}, "c": [], "B": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n    \"B\": true,\n    \"a\": {},\n    \"b\": [\n        1,\n        {\n            \"a\": \"\\u00e9\",\n            \"z\": null\n        }\n    ],\n    \"c\": []\n}"
+	if got := DumpsSorted(v); got != want {
+		t.Errorf("DumpsSorted\n got %q\nwant %q", got, want)
+	}
+}
