@@ -68,12 +68,12 @@ func TestChainInPlace(t *testing.T) {
 	run := func(prog string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(d, prog), args...)
-		cmd.Env = env(d, append([]string{"OS_CONFIG_FILES=" + md,
+		cmd.Env = env(d, []string{"OS_CONFIG_FILES=" + md,
 			"HEAT_SHELL_CONFIG=" + filepath.Join(out, "var/run/heat-config/heat-config"),
 			"HEAT_CONFIG_DEPLOYED=" + filepath.Join(out, "deployed"),
 			"HEAT_SCRIPT_WORKING=" + filepath.Join(out, "script-working"),
 			"HEAT_SCRIPT_OUTPUTS=" + filepath.Join(out, "script-outputs"),
-			"OS_APPLY_CONFIG_DEPLOYED=" + filepath.Join(out, "oac-deployed")})...)
+			"OS_APPLY_CONFIG_DEPLOYED=" + filepath.Join(out, "oac-deployed")}...)
 		b, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", prog, err, b)
