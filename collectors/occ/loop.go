@@ -53,6 +53,12 @@ func (r *runner) daemon(ctx context.Context) error {
 		} else {
 			r.env.Notify.Status(line)
 		}
+		// Stopped during the pass (its command was stopped): stop, even
+		// when the pass rewrote the configuration, which would otherwise
+		// re-execute a daemon that systemd is waiting for to exit.
+		if ctx.Err() != nil {
+			return exitcode.With(exitcode.Terminated, ctx.Err())
+		}
 		// Unlike the reference (after a command only), every pass checks
 		// whether the configuration changed.
 		if r.configChanged() {

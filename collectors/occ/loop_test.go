@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/systemd"
 )
 
@@ -241,5 +242,37 @@ func TestInvalidConfigKeepsTheDaemonRunning(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], `invalid value "soon" for option polling-interval (from `+conf) ||
 		!strings.Contains(lines[1], "Unknown collectors ['local,bogus']") || !strings.Contains(lines[2], "Configuration changed; restarting") {
 		t.Fatalf("stderr:\n%s", stderr.String())
+	}
+}
+
+// SIGTERM during a command that rewrites the configuration (the first
+// refresh of a deployed server renders /etc/os-collect-config.conf) stops
+// the daemon: it must not re-execute itself while systemd waits for it
+// to exit.
+func TestStopDuringAConfigChangingCommand(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/occ.conf"
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/a.json", []byte(`{"a": 1}`), 0o644)
+	cmd := dir + "/cmd"
+	os.WriteFile(cmd, []byte("#!/bin/sh\necho '[DEFAULT]' >> "+conf+"\ntouch "+dir+"/started\nsleep 30\n"), 0o755)
+	os.WriteFile(conf, []byte("[DEFAULT]\ncommand = "+cmd+"\ncachedir = "+dir+"/cache\nbackup_cachedir = "+dir+
+		"/backup\ncollectors = local\n[local]\npath = "+dir+"/local\n"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // stops the daemon once the command runs
+		for ctx.Err() == nil {
+			if _, err := os.Stat(dir + "/started"); err == nil {
+				cancel()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	var stderr strings.Builder
+	restarted := false
+	env := Env{Stdout: io.Discard, Stderr: &stderr, Reexec: func() error { restarted = true; return nil }}
+	err := Run(ctx, []string{"--config-file", conf}, env)
+	if exitcode.Of(err) != exitcode.Terminated || restarted {
+		t.Fatalf("exit %d, re-executed %v\n%s", exitcode.Of(err), restarted, stderr.String())
 	}
 }
