@@ -1,6 +1,7 @@
 package heatconfig
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
+	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
@@ -294,5 +296,36 @@ func TestConcurrentRunsRunADeploymentOnce(t *testing.T) {
 	wg.Wait()
 	if runs, _ := os.ReadFile(filepath.Join(n.dir, "runs")); string(runs) != "x\nx\nx\n" {
 		t.Errorf("hooks ran %d times for 3 deployments", strings.Count(string(runs), "x"))
+	}
+}
+
+// Stopped while a hook runs (systemctl stop): the hook's group gets
+// SIGTERM, the deployment is signalled failed at once, within the stop's
+// grace (the reference left Heat waiting for the stack's timeout), the
+// next deployments do not start, and the run says it was stopped.
+func TestStopSignalsTheRunningDeploymentAsFailed(t *testing.T) {
+	n := newNode(t)
+	n.hook("h", `touch "$NODE/started"; trap 'echo stopped >&2; exit 143' TERM; sleep 30 & wait`)
+	n.deployments(dep("a", "h"), dep("b", "h"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(n.dir, "started")); err == nil {
+				cancel()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	err := Run(ctx, nil, n.env())
+	if exitcode.Of(err) != exitcode.Terminated {
+		t.Errorf("exit %d, want %d", exitcode.Of(err), exitcode.Terminated)
+	}
+	sig := signalOf(t, n, "a")
+	if field(sig, "deploy_status_code") != "143" || field(sig, "deploy_stderr") != "stopped\n" {
+		t.Errorf("signal %s", pyjson.Dumps(sig))
+	}
+	if _, ok := n.state("b.json"); ok {
+		t.Error("the next deployment started after the stop")
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/logging"
@@ -80,28 +83,47 @@ func (r *runner) invoke(ctx context.Context, i int, v pyjson.Value) {
 	}
 	data := res.signalData()
 	if ctx.Err() != nil {
-		// Stopped (systemctl stop): the deployment is not signalled, and
-		// not run again (its state file exists), as when the reference
-		// is killed.
-		log.Warn(fmt.Sprintf("Not signalling %s: stopped", d.ID()))
+		// Stopped (systemctl stop, a package upgrade) while the hook ran:
+		// it is not run again (its state file exists), so tell Heat it
+		// failed, quickly, before the stop's grace ends, rather than
+		// leave the stack waiting for its timeout as the reference did.
+		log.Warn(fmt.Sprintf("Stopped while %s ran: signalling it as failed", d.ID()))
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopNotifyTimeout)
+		defer cancel()
+		r.notifyWith(stopCtx, log, d, statePath, data, stopNotifyTimeout, "HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT="+stopRetryBudget)
 		return
 	}
 	r.notify(ctx, log, d, statePath, data)
 }
 
+// A signal sent while stopping must fit in the grace the stop gives
+// (os-collect-config's 10 s before SIGKILL).
+const (
+	stopNotifyTimeout = 8 * time.Second
+	stopRetryBudget   = "4"
+)
+
 // notify writes the signal data next to the state file and runs
 // heat-config-notify with it.
 func (r *runner) notify(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data pyjson.Value) {
+	r.notifyWith(ctx, log, d, statePath, data, notifyTimeout)
+}
+
+func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data pyjson.Value, timeout time.Duration, extraEnv ...string) {
 	notifyPath := filepath.Join(r.c.deployed, d.ID()+".notify.json")
 	if err := writeDebug(notifyPath, []byte(pyjson.DumpsIndent(data, 2))); err != nil {
 		log.Warn(fmt.Sprintf("writing %s: %v", notifyPath, err))
 	}
 	log.Debug(fmt.Sprintf("Running %s %s < %s", r.c.notify, statePath, notifyPath))
 	stdout, stderr := proc.NewCapture(stderrHead, outputTail), proc.NewCapture(stderrHead, outputTail)
+	env := r.env.Environ
+	if env == nil {
+		env = os.Environ()
+	}
 	res, err := proc.Run(ctx, proc.Spec{
-		Path: r.c.notify, Args: []string{r.c.notify, statePath}, Env: r.env.Environ,
+		Path: r.c.notify, Args: []string{r.c.notify, statePath}, Env: append(slices.Clip(env), extraEnv...),
 		Stdin: strings.NewReader(pyjson.Dumps(data)), Stdout: stdout, Stderr: stderr,
-		Timeout: notifyTimeout, Grace: r.env.Grace,
+		Timeout: timeout, Grace: r.env.Grace,
 	})
 	status := statusOf(data)
 	if err != nil {
