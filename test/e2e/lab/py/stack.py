@@ -1,17 +1,30 @@
-"""Create, update or delete an e2e stack: an OS::Heat::DeployedServer (no
-Nova) with a `script` OS::Heat::SoftwareDeployment (e2e-deployment) and an
-`os-apply-config` OS::Heat::StructuredDeployment (e2e-structured), both with
-the input `greeting`, a stack parameter. Waits (bounded) until the server's metadata holds the
-deployment with the wanted greeting and writes, under $E2E_DIR/stacks/NAME/:
+"""Create, update, wait for or delete an e2e stack: an
+OS::Heat::DeployedServer (no Nova) with a `script` OS::Heat::SoftwareDeployment
+(e2e-deployment: inputs greeting and round, outputs result and round), an
+`os-apply-config` OS::Heat::StructuredDeployment (e2e-structured: input
+greeting) and, with --puppet, a `puppet` deployment (e2e-puppet: input
+greeting, output result). The inputs are stack parameters. create and update
+wait (bounded) until the server's metadata holds the deployments with the
+wanted inputs and write, under $E2E_DIR/stacks/NAME/:
 
   server-metadata.json     the server's metadata (what an agent collects)
   os-collect-config.json   its "os-collect-config" section
   os-collect-config.conf   the same as an oslo.config file (Python agent)
-  stack.json               name, id, transport, signal, greeting
+  stack.json               name, id, transports, inputs, and when the
+                           create/update call returned (requested_at) and
+                           the metadata was there (metadata_at), epoch s
 
-usage: stack.py create NAME [--transport T] [--signal S] [--greeting G] [--replace]
-       stack.py update NAME --greeting G
+usage: stack.py create NAME [--transport T] [--signal S] [--structured-signal S]
+                            [--puppet] [--greeting G] [--round R] [--replace]
+       stack.py update NAME [--greeting G] [--round R]
+       stack.py wait NAME [--timeout S]   (prints the outcome as JSON)
        stack.py delete NAME
+--signal is the script and puppet deployments' signal transport,
+--structured-signal the os-apply-config deployment's; while both are
+NO_SIGNAL, create and update also wait for *_COMPLETE. wait polls every
+0.5 s until the stack is no longer IN_PROGRESS and prints status, reason,
+outputs, each deployment resource's status and output values, and seen_at.
+The script exits 3 when the greeting is "fail".
 Run by ../stack, which sets the environment (lib.sh).
 """
 import argparse
@@ -26,69 +39,129 @@ from heatclient import exc as heat_exc
 from keystoneauth1 import session
 from keystoneauth1.identity import v3
 
-TEMPLATE = {
-    'heat_template_version': '2018-08-31',
-    'description': 'tripleo-agent e2e: DeployedServer + script deployment',
-    'parameters': {
-        'transport': {'type': 'string', 'default': 'POLL_SERVER_HEAT'},
-        'signal_transport': {'type': 'string', 'default': 'NO_SIGNAL'},
-        'greeting': {'type': 'string', 'default': 'hello'},
-    },
-    'resources': {
-        'server': {
-            'type': 'OS::Heat::DeployedServer',
-            'properties': {
-                'name': 'e2e-node',
-                'software_config_transport': {'get_param': 'transport'},
+SCRIPT = r"""#!/bin/sh
+# e2e script deployment: two outputs; exits 3 when greeting is "fail"; counts
+# its runs on the node (the agent's own filesystem)
+mkdir -p /var/lib/e2e-node
+echo "$deploy_action $greeting $round" >> /var/lib/e2e-node/script.runs
+echo "deploy_action=$deploy_action greeting=$greeting round=$round"
+if [ "$greeting" = fail ]; then
+  echo "e2e: failing on purpose (greeting=fail), exit 3" >&2
+  exit 3
+fi
+printf '%s from the agent' "$greeting" > "$heat_outputs_path.result"
+printf 'round %s' "$round" > "$heat_outputs_path.round"
+"""
+
+PUPPET = r"""# e2e puppet deployment: the input as a fact, one output, a run counter
+notify { "hi ${::greeting}": }
+file { "${::heat_outputs_path}.result":
+  ensure  => file,
+  content => "puppet says hi ${::greeting}",
+}
+exec { 'e2e-count-puppet-run':
+  command => '/bin/sh -c "mkdir -p /var/lib/e2e-node && echo run >> /var/lib/e2e-node/puppet.runs"',
+}
+"""
+
+
+def template(puppet):
+    """The stack: a DeployedServer, the script deployment e2e-deployment
+    (inputs greeting and round, outputs result and round), the
+    os-apply-config deployment e2e-structured (input greeting) and, with
+    puppet, the puppet deployment e2e-puppet (input greeting, output
+    result)."""
+    t = {
+        'heat_template_version': '2018-08-31',
+        'description': 'tripleo-agent e2e: DeployedServer + deployments',
+        'parameters': {
+            'transport': {'type': 'string', 'default': 'POLL_SERVER_HEAT'},
+            'signal_transport': {'type': 'string', 'default': 'NO_SIGNAL'},
+            'structured_signal_transport': {'type': 'string',
+                                            'default': 'NO_SIGNAL'},
+            'greeting': {'type': 'string', 'default': 'hello'},
+            'round': {'type': 'string', 'default': '1'},
+        },
+        'resources': {
+            'server': {
+                'type': 'OS::Heat::DeployedServer',
+                'properties': {
+                    'name': 'e2e-node',
+                    'software_config_transport': {'get_param': 'transport'},
+                },
+            },
+            'config': {
+                'type': 'OS::Heat::SoftwareConfig',
+                'properties': {
+                    'group': 'script',
+                    'inputs': [{'name': 'greeting'}, {'name': 'round'}],
+                    'outputs': [{'name': 'result'}, {'name': 'round'}],
+                    'config': SCRIPT,
+                },
+            },
+            # group os-apply-config: os-collect-config "explodes" such a
+            # deployment into a cache key of its own (named after it)
+            # holding its config, here {"e2e": {"greeting": ...}};
+            # 99-refresh-completed signals it (NO_SIGNAL by default).
+            'structured_config': {
+                'type': 'OS::Heat::StructuredConfig',
+                'properties': {
+                    'group': 'os-apply-config',
+                    'config': {'e2e': {'greeting': {'get_input': 'greeting'}}},
+                },
+            },
+            'structured_deployment': {
+                'type': 'OS::Heat::StructuredDeployment',
+                'properties': {
+                    'name': 'e2e-structured',
+                    'config': {'get_resource': 'structured_config'},
+                    'server': {'get_resource': 'server'},
+                    'signal_transport': {
+                        'get_param': 'structured_signal_transport'},
+                    'input_values': {'greeting': {'get_param': 'greeting'}},
+                },
+            },
+            'deployment': {
+                'type': 'OS::Heat::SoftwareDeployment',
+                'properties': {
+                    'name': 'e2e-deployment',
+                    'config': {'get_resource': 'config'},
+                    'server': {'get_resource': 'server'},
+                    'signal_transport': {'get_param': 'signal_transport'},
+                    'input_values': {'greeting': {'get_param': 'greeting'},
+                                     'round': {'get_param': 'round'}},
+                },
             },
         },
-        'config': {
+        'outputs': {
+            'result': {'value': {'get_attr': ['deployment', 'result']}},
+            'round': {'value': {'get_attr': ['deployment', 'round']}},
+        },
+    }
+    if puppet:
+        t['resources']['puppet_config'] = {
             'type': 'OS::Heat::SoftwareConfig',
             'properties': {
-                'group': 'script',
+                'group': 'puppet',
                 'inputs': [{'name': 'greeting'}],
                 'outputs': [{'name': 'result'}],
-                'config': '#!/bin/sh\n'
-                          'echo "deploy_action=$deploy_action greeting=$greeting"\n'
-                          'printf \'%s from the agent\' "$greeting"'
-                          ' > "$heat_outputs_path.result"\n',
+                'config': PUPPET,
             },
-        },
-        # group os-apply-config: os-collect-config "explodes" such a
-        # deployment into a cache key of its own (named after it) holding
-        # its config, here {"e2e": {"greeting": ...}}. Never signalled.
-        'structured_config': {
-            'type': 'OS::Heat::StructuredConfig',
-            'properties': {
-                'group': 'os-apply-config',
-                'config': {'e2e': {'greeting': {'get_input': 'greeting'}}},
-            },
-        },
-        'structured_deployment': {
-            'type': 'OS::Heat::StructuredDeployment',
-            'properties': {
-                'name': 'e2e-structured',
-                'config': {'get_resource': 'structured_config'},
-                'server': {'get_resource': 'server'},
-                'signal_transport': 'NO_SIGNAL',
-                'input_values': {'greeting': {'get_param': 'greeting'}},
-            },
-        },
-        'deployment': {
+        }
+        t['resources']['puppet_deployment'] = {
             'type': 'OS::Heat::SoftwareDeployment',
             'properties': {
-                'name': 'e2e-deployment',
-                'config': {'get_resource': 'config'},
+                'name': 'e2e-puppet',
+                'config': {'get_resource': 'puppet_config'},
                 'server': {'get_resource': 'server'},
                 'signal_transport': {'get_param': 'signal_transport'},
                 'input_values': {'greeting': {'get_param': 'greeting'}},
             },
-        },
-    },
-    'outputs': {
-        'result': {'value': {'get_attr': ['deployment', 'result']}},
-    },
-}
+        }
+        t['outputs']['puppet_result'] = {
+            'value': {'get_attr': ['puppet_deployment', 'result']}}
+    return t
+
 
 WAIT = int(os.environ.get('E2E_STACK_WAIT', '300'))
 
@@ -106,8 +179,9 @@ def heat():
     return heat_client.Client('1', session=sess, region_name=e['E2E_REGION'])
 
 
-def until(desc, fn, wait=WAIT):
-    """Call fn every second until it returns something true; bounded."""
+def until(desc, fn, wait=WAIT, every=1):
+    """Call fn every `every` seconds until it returns something true;
+    bounded."""
     t0 = time.time()
     while True:
         v = fn()
@@ -115,7 +189,7 @@ def until(desc, fn, wait=WAIT):
             return v
         if time.time() - t0 > wait:
             sys.exit('e2e-stack: %s: not after %d s' % (desc, wait))
-        time.sleep(1)
+        time.sleep(every)
 
 
 def find(hc, name):
@@ -125,44 +199,75 @@ def find(hc, name):
         return None
 
 
-def greeting_of(md):
-    """The greeting if both deployments are there and agree, else None."""
+def inputs_ok(md, want):
+    """Whether every deployment named in want is in the metadata with
+    those input values, and no other deployment is."""
     seen = {}
     for d in md.get('deployments') or []:
-        for i in d.get('inputs') or []:
-            if i.get('name') == 'greeting':
-                seen[d.get('name')] = i.get('value')
-    values = set(seen.values())
-    if set(seen) == {'e2e-deployment', 'e2e-structured'} and len(values) == 1:
-        return values.pop()
-    return None
+        seen[d.get('name')] = {i.get('name'): i.get('value')
+                               for i in d.get('inputs') or []}
+    return set(seen) == set(want) and all(
+        seen[d].get(k) == v for d, kv in want.items() for k, v in kv.items())
 
 
-def metadata_with(hc, stack_id, greeting):
+def wanted(params, puppet):
+    """The deployments' inputs that the stack parameters give."""
+    want = {'e2e-deployment': {'greeting': params['greeting'],
+                               'round': params['round']},
+            'e2e-structured': {'greeting': params['greeting']}}
+    if puppet:
+        want['e2e-puppet'] = {'greeting': params['greeting']}
+    return want
+
+
+def metadata_with(hc, stack_id, want):
     def probe():
         md = hc.resources.metadata(stack_id, 'server')
-        return md if greeting_of(md) == greeting else None
-    md = until('server metadata with greeting %r' % greeting, probe)
+        return md if inputs_ok(md, want) else None
+    md = until('server metadata with inputs %r' % want, probe)
     # POLL_TEMP_URL: the agent reads a Swift object that heat-engine
     # rewrites after the database; wait until it says the same.
     url = (md.get('os-collect-config') or {}).get('request', {}).get('metadata_url')
     if url:
         def object_ok():
             r = requests.get(url, timeout=30)
-            return r.status_code == 200 and greeting_of(r.json()) == greeting
-        until('temp URL object with greeting %r' % greeting, object_ok)
+            return r.status_code == 200 and inputs_ok(r.json(), want)
+        until('temp URL object with inputs %r' % want, object_ok)
     return md
 
 
-def settle(hc, stack_id):
-    """Wait while the stack is IN_PROGRESS (only with NO_SIGNAL: other
-    signal transports stay IN_PROGRESS until an agent signals)."""
+def settle(hc, stack_id, wait=WAIT, every=1):
+    """Wait while the stack is IN_PROGRESS; return it."""
     def done():
-        st = hc.stacks.get(stack_id).stack_status
-        return st if not st.endswith('IN_PROGRESS') else None
-    st = until('stack not IN_PROGRESS', done)
-    if not st.endswith('_COMPLETE'):
-        sys.exit('e2e-stack: stack is %s' % st)
+        st = hc.stacks.get(stack_id)
+        return st if not st.stack_status.endswith('IN_PROGRESS') else None
+    return until('stack not IN_PROGRESS', done, wait, every)
+
+
+DEPLOYMENT_TYPES = ('OS::Heat::SoftwareDeployment',
+                    'OS::Heat::StructuredDeployment')
+
+
+def outcome(hc, st):
+    """What an agent's work left in Heat: status, outputs and, per
+    deployment resource, status and output values: the signal's data,
+    deploy_stdout, deploy_stderr, deploy_status_code and the declared
+    outputs, which the deployment's attributes resolve to (resource show's
+    with_attr gives null for them: heat 19 resolves them another way)."""
+    out = {'status': st.stack_status, 'reason': st.stack_status_reason,
+           'outputs': {o['output_key']: o.get('output_value')
+                       for o in getattr(st, 'outputs', None) or []},
+           'resources': {}}
+    for r in hc.resources.list(st.id):
+        if r.resource_type not in DEPLOYMENT_TYPES:
+            continue
+        full = hc.resources.get(st.id, r.resource_name)
+        attrs = getattr(full, 'attributes', None) or {}
+        out['resources'][r.resource_name] = {
+            'status': full.resource_status,
+            'reason': full.resource_status_reason,
+            'output_values': attrs.get('output_values') or {}}
+    return out
 
 
 def write(out, md, info):
@@ -193,17 +298,30 @@ def write(out, md, info):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument('action', choices=('create', 'update', 'delete'))
+    p.add_argument('action', choices=('create', 'update', 'delete', 'wait'))
     p.add_argument('name')
     p.add_argument('--transport', default='POLL_SERVER_HEAT')
     p.add_argument('--signal', default='NO_SIGNAL')
-    p.add_argument('--greeting', default='hello')
+    p.add_argument('--structured-signal', default='NO_SIGNAL')
+    p.add_argument('--puppet', action='store_true')
+    p.add_argument('--greeting')
+    p.add_argument('--round')
     p.add_argument('--replace', action='store_true')
+    p.add_argument('--timeout', type=int, default=WAIT)
     a = p.parse_args()
     hc = heat()
     out = os.path.join(os.environ['E2E_DIR'], 'stacks', a.name)
     t0 = time.time()
     st = find(hc, a.name)
+
+    if a.action == 'wait':
+        if st is None:
+            sys.exit('e2e-stack: no stack %s' % a.name)
+        done = settle(hc, st.id, a.timeout, 0.5)
+        res = outcome(hc, done)
+        res['seen_at'] = time.time()
+        print(json.dumps(res))
+        return
 
     if a.action == 'delete' or (a.action == 'create' and st and a.replace):
         if st:
@@ -215,38 +333,51 @@ def main():
             return
         st = None
 
+    given = {k: v for k, v in (('greeting', a.greeting), ('round', a.round))
+             if v is not None}
     if a.action == 'create':
+        params = {'transport': a.transport, 'signal_transport': a.signal,
+                  'structured_signal_transport': a.structured_signal,
+                  'greeting': 'hello', 'round': '1'}
+        params.update(given)
+        puppet = a.puppet
         if st is None:
-            r = hc.stacks.create(stack_name=a.name, template=TEMPLATE,
-                                 timeout_mins=20, parameters={
-                                     'transport': a.transport,
-                                     'signal_transport': a.signal,
-                                     'greeting': a.greeting})
+            r = hc.stacks.create(stack_name=a.name, template=template(puppet),
+                                 timeout_mins=20, parameters=params)
             sid = r['stack']['id']
         else:
             sid = st.id
-            params = st.parameters
-            if (params.get('transport'), params.get('signal_transport')) != (a.transport, a.signal):
+            have = st.parameters
+            if any(have.get(k) != params[k] for k in (
+                    'transport', 'signal_transport', 'structured_signal_transport')):
                 sys.exit('e2e-stack: %s exists with other transports; use --replace' % a.name)
-        info = {'name': a.name, 'id': sid, 'transport': a.transport,
-                'signal': a.signal}
+            puppet = 'puppet_deployment' in hc.stacks.template(sid)['resources']
     else:  # update
         if st is None:
             sys.exit('e2e-stack: no stack %s' % a.name)
         sid = st.id
         if st.stack_status.endswith('IN_PROGRESS'):
             sys.exit('e2e-stack: %s is %s' % (a.name, st.stack_status))
-        hc.stacks.update(sid, existing=True, parameters={'greeting': a.greeting})
-        info = {'name': a.name, 'id': sid,
-                'transport': st.parameters.get('transport'),
-                'signal': st.parameters.get('signal_transport')}
-    info['greeting'] = a.greeting
-    md = metadata_with(hc, sid, a.greeting)
-    if info['signal'] == 'NO_SIGNAL':
-        settle(hc, sid)
+        hc.stacks.update(sid, existing=True, parameters=given)
+        params = dict(st.parameters)
+        params.update(given)
+        puppet = 'puppet_deployment' in hc.stacks.template(sid)['resources']
+    # requested: when the create or update call returned
+    info = {'name': a.name, 'id': sid, 'requested_at': time.time(),
+            'transport': params['transport'],
+            'signal': params['signal_transport'],
+            'structured_signal': params['structured_signal_transport'],
+            'greeting': params['greeting'], 'round': params['round'],
+            'puppet': puppet}
+    md = metadata_with(hc, sid, wanted(params, puppet))
+    info['metadata_at'] = time.time()
+    if info['signal'] == info['structured_signal'] == 'NO_SIGNAL':
+        st = settle(hc, sid)
+        if not st.stack_status.endswith('_COMPLETE'):
+            sys.exit('e2e-stack: stack is %s' % st.stack_status)
     write(out, md, info)
-    log('%s %s (%s, %s, greeting %r) in %.1fs: %s' % (
-        a.action, a.name, info['transport'], info['signal'], a.greeting,
+    log('%s %s (%s, %s, %s) in %.1fs: %s' % (
+        a.action, a.name, info['transport'], info['signal'], given,
         time.time() - t0, out))
     print(out)
 
