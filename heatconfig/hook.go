@@ -45,7 +45,7 @@ func noHook(group string, dirs []string) hookResult {
 
 func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.Deployment, hook, statePath string) hookResult {
 	log.Debug(fmt.Sprintf("Running %s < %s", hook, statePath))
-	stdout, stderr := proc.NewCapture(stdoutHead, outputTail), proc.NewCapture(stderrHead, outputTail)
+	stdout, stderr := newStdoutCapture(), proc.NewCapture(stderrHead, outputTail)
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: hook, Args: []string{hook}, Env: r.env.Environ,
 		Stdin:  strings.NewReader(d.JSON()),
@@ -62,7 +62,8 @@ func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.De
 		log.Error(fmt.Sprintf("Error running %s: %v", hook, err))
 		return hookResult{code: code, stderr: []byte(fmt.Sprintf("heat-config: cannot run hook %s: %v\n", hook, err))}
 	}
-	out := hookResult{stdout: joined(stdout), stderr: joined(stderr), code: res.Returncode(), truncated: stdout.Dropped() > 0}
+	out := hookResult{stderr: joined(stderr), code: res.Returncode()}
+	out.stdout, out.truncated = stdout.result()
 	if res.TimedOut {
 		out.code = 124
 		out.stderr = append(out.stderr, fmt.Sprintf("heat-config: hook %s timed out after %s and was stopped (%s)\n", hook, r.c.hookTimeout, res.Stopped)...)
@@ -74,19 +75,6 @@ func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.De
 		log.Info("Completed " + hook)
 	}
 	return out
-}
-
-// joined is what a capture kept. When it dropped the middle, the output
-// is no result object: only its tail is kept, where the errors are,
-// after a line that says how much went, so a reader of deploy_stdout
-// knows (and the copies made for the log and the signal stay small).
-func joined(c *proc.Capture) []byte {
-	b := c.Bytes()
-	if n := c.Dropped(); n > 0 && len(b) > outputTail {
-		tail := b[len(b)-outputTail:]
-		return append([]byte(fmt.Sprintf("[... %d bytes dropped ...]\n", int64(len(b)-outputTail)+n)), tail...)
-	}
-	return b
 }
 
 // logOutput logs the hook's stdout at INFO as readable YAML (the

@@ -101,7 +101,7 @@ func TestHookOutputIsBounded(t *testing.T) {
 	}
 	p := peak()
 	t.Logf("live heap peaked at %.1f MiB", float64(p)/(1<<20))
-	if p > 20<<20 {
+	if p > 12<<20 {
 		t.Errorf("the heap peaked at %d MiB for 100 MB of output", p>>20)
 	}
 	out := field(signalOf(t, n, "a"), "deploy_stdout")
