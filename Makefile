@@ -1,6 +1,6 @@
 # Programs are one multi-call binary, linked under each reference name.
 PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os-collect-config \
-            heat-config-notify heat-config-rebuild-deployed
+            heat-config-notify heat-config-rebuild-deployed tripleo-agent-status
 # heat-config's hooks, one link per deployment group (hooks/all).
 HOOKS    := script puppet ansible hiera json-file apply-config
 # os-refresh-config's scripts that join the chain, by phase.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
@@ -166,5 +167,34 @@ func TestNotifyFailureIsLogged(t *testing.T) {
 	}
 	if c := strings.Count(n.stderr.String(), "[ERROR] Error running heat-config-notify. [1]\n"); c != 2 {
 		t.Errorf("%d notify errors logged, want 2:\n%s", c, n.stderr.String())
+	}
+}
+
+// Each signalled deployment leaves a record for `tripleo-agent status`:
+// when, with which status code, by which transport, and whether
+// heat-config-notify succeeded.
+func TestSignalRecord(t *testing.T) {
+	n := newNode(t)
+	n.hook("h", `printf '{"deploy_status_code": 2}'`)
+	n.deployments(dep("a", "h"), `{"id": "b", "group": "h", "inputs": [{"name": "deploy_signal_transport", "type": "String", "value": "TEMP_URL_SIGNAL"}]}`)
+	n.extraEnv = []string{"NOTIFY_EXIT=1"}
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]agentstate.Signal{
+		"a": {Version: 1, StatusCode: "2", Transport: "NO_SIGNAL", Result: "failed", NotifyExit: 1},
+		"b": {Version: 1, StatusCode: "2", Transport: "TEMP_URL_SIGNAL", Result: "failed", NotifyExit: 1},
+	} {
+		var got agentstate.Signal
+		if err := agentstate.Read(filepath.Join(n.deployed, id+".signal.json"), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.At.IsZero() {
+			t.Errorf("%s: no time", id)
+		}
+		got.At = want.At
+		if got != want {
+			t.Errorf("%s: %+v, want %+v", id, got, want)
+		}
 	}
 }

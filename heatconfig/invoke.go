@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -126,9 +127,21 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 		Timeout: timeout, Grace: r.env.Grace,
 	})
 	status := statusOf(data)
+	rec := agentstate.Signal{Version: agentstate.SchemaVersion, At: time.Now(), StatusCode: status, Transport: transportOf(d), Result: "sent"}
+	defer func() {
+		// For `tripleo-agent status`; a failure to write it must not
+		// change what the deployment did.
+		if werr := agentstate.Write(filepath.Join(r.c.deployed, d.ID()+".signal.json"), rec); werr != nil {
+			log.Warn(fmt.Sprintf("Could not write the signal record: %v", werr))
+		}
+	}()
 	if err != nil {
+		rec.Result, rec.NotifyExit = "failed", -1
 		log.Error(fmt.Sprintf("Error running heat-config-notify: %v", err), "deployment_status_code", status)
 		return
+	}
+	if rc := res.Returncode(); rc != 0 {
+		rec.Result, rec.NotifyExit = "failed", rc
 	}
 	if out := strings.TrimRight(decode(joined(stdout)), "\n"); out != "" {
 		log.Info(out)
@@ -143,6 +156,17 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 	}
 	// Journal only: the text log stays the reference's.
 	log.Log(ctx, logging.LevelEvent, fmt.Sprintf("Signalled deployment %s, status %s", d.ID(), status), "deployment_status_code", status)
+}
+
+// transportOf is the deployment's signal transport, as Heat named it.
+func transportOf(d *deployment.Deployment) string {
+	if t, ok := d.InputString("deploy_signal_transport"); ok && t != "" {
+		return t
+	}
+	if _, ok := d.Input("deploy_signal_id"); ok {
+		return "CFN_SIGNAL"
+	}
+	return "NO_SIGNAL"
 }
 
 // statusOf is deploy_status_code as Heat reads it ("0" when absent).

@@ -25,6 +25,7 @@ import (
 	"github.com/tripleo-go/agent/refresh/runparts"
 	"github.com/tripleo-go/agent/signal/notify"
 	"github.com/tripleo-go/agent/signal/refreshcompleted"
+	"github.com/tripleo-go/agent/status"
 )
 
 // programs maps a program name to its entry point.
@@ -54,6 +55,9 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	},
 	"99-refresh-completed": func(ctx context.Context, args []string) error {
 		return refreshcompleted.Run(ctx, args, refreshcompleted.ProcessEnv())
+	},
+	"tripleo-agent-status": func(ctx context.Context, args []string) error {
+		return status.Run(ctx, args, status.ProcessEnv())
 	},
 }
 

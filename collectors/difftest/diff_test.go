@@ -82,7 +82,8 @@ func run(t *testing.T, c *difftest.Case, bin string) difftest.Outcome {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "steps.sh")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + stepsPath, "LANG=C.UTF-8", "HOME=" + dir, "OCC=" + bin, "W=" + dir}
+	cmd.Env = []string{"PATH=" + stepsPath, "LANG=C.UTF-8", "HOME=" + dir, "OCC=" + bin, "W=" + dir,
+		"OS_COLLECT_CONFIG_STATUS_DIR=" + t.TempDir()} // our pass record, outside the compared tree
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/agentstate"
 )
 
 // collected is one pass's entries; kept are the names of keys reused from
@@ -16,6 +18,8 @@ type collected struct {
 	entries []collectors.Entry
 	kept    map[string]bool
 	from    map[string]string
+	// results are each collector's, for the status record.
+	results []agentstate.Collector
 }
 
 // collect runs every collector in order and returns their entries.
@@ -24,7 +28,16 @@ func (r *runner) collect(ctx context.Context) collected {
 	for _, name := range r.cfg.Collectors {
 		log := r.log.With("collector", name)
 		r.setStage("collector " + name)
+		polled := time.Now()
 		entries, err := r.collectOne(ctx, name, log)
+		res := agentstate.Collector{Name: name, Result: "ok", Polled: polled}
+		switch {
+		case errors.Is(err, collectors.ErrNotConfigured):
+			res.Result = "not-configured"
+		case err != nil:
+			res.Result, res.Reason = "unavailable", err.Error()
+		}
+		out.results = append(out.results, res)
 		switch {
 		case errors.Is(err, collectors.ErrNotConfigured):
 			log.Debug(fmt.Sprintf("Source [%s] Not configured.", name))

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/systemd"
@@ -28,6 +29,9 @@ type Env struct {
 	Reexec func() error
 	// Notify talks to systemd (nil: not at all).
 	Notify *systemd.Notifier
+	// StatusDir receives the record of each pass for `tripleo-agent
+	// status` ("": none, as in tests).
+	StatusDir string
 }
 
 // ProcessEnv is the Env of the running process.
@@ -35,7 +39,12 @@ func ProcessEnv() Env {
 	pyos.CloseInheritedFDs() // the command gets stdin, stdout and stderr only
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec, Notify: systemd.New()}
+	dir := agentstate.DefaultDir
+	if d, ok := os.LookupEnv(agentstate.DirVar); ok {
+		dir = d
+	}
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec, Notify: systemd.New(),
+		StatusDir: dir}
 }
 
 // reexec starts this program again with the same arguments and

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/tripleo-go/agent/collectors/cache"
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
@@ -21,7 +23,10 @@ import (
 // returns the command's exit status (Python's returncode) and whether
 // anything changed.
 func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err error) {
+	rec := agentstate.Pass{Version: agentstate.SchemaVersion, Started: time.Now()}
+	defer func() { r.record(&rec, err) }()
 	got := r.collect(ctx)
+	rec.Collectors = got.results
 	// The lock lives on the cache directory; a pass with nothing to store
 	// and no cache yet neither needs it nor creates the directory (the
 	// reference creates it only to store a key).
@@ -40,13 +45,21 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 	if err != nil {
 		return 0, false, r.fail(err)
 	}
+	for i, c := range rec.Collectors {
+		for _, k := range changed {
+			rec.Collectors[i].Changed = rec.Collectors[i].Changed || got.from[k] == c.Name
+		}
+	}
 	if len(changed) == 0 && !r.cfg.Force {
 		r.log.Debug("No changes detected.")
+		rec.Converged = true
 		return 0, false, nil
 	}
 	r.setStage("the command " + r.cfg.Command)
 	started := time.Now()
 	status = r.runCommand(ctx, paths)
+	rec.Command = &agentstate.Command{Command: r.cfg.Command, Started: started, Seconds: time.Since(started).Seconds(), Exit: status}
+	rec.Converged = status == 0
 	r.log.Log(ctx, logging.LevelEvent, fmt.Sprintf("Command exited with status %d.", status), "command", r.cfg.Command,
 		"command_exit", status, "command_seconds", strconv.FormatFloat(time.Since(started).Seconds(), 'f', 3, 64))
 	switch {
@@ -64,6 +77,26 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		return 0, false, r.fail(err)
 	}
 	return 0, len(changed) > 0, nil
+}
+
+// record leaves the pass's record for `tripleo-agent status`, outside
+// the cache directory, which operators' scripts list. A failure to write
+// it is a warning: it must not fail the pass.
+func (r *runner) record(rec *agentstate.Pass, err error) {
+	if r.env.StatusDir == "" {
+		return
+	}
+	if err != nil {
+		rec.Converged = false
+	}
+	rec.Ended = time.Now()
+	werr := os.MkdirAll(r.env.StatusDir, 0o755)
+	if werr == nil {
+		werr = agentstate.Write(filepath.Join(r.env.StatusDir, agentstate.PassFile), rec)
+	}
+	if werr != nil {
+		r.log.Warn(fmt.Sprintf("Could not write the status record: %v", werr))
+	}
 }
 
 // lockCache takes the lock on the cache directory (created if needed, as

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/logging"
 )
 
@@ -179,5 +181,34 @@ func TestCollectorThatCannotBeBuilt(t *testing.T) {
 	}
 	if got := calls(t, dir); len(got) != 1 || !strings.HasSuffix(got[0], "/cache/cfn.json") {
 		t.Fatalf("command runs %q", got)
+	}
+}
+
+// Each pass leaves its record for `tripleo-agent status`: every
+// collector's result and whether its keys changed, the command's exit;
+// a pass with nothing new has no command and still converged.
+func TestPassRecord(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"x": 1}`)}}}
+	b := &fake{err: collectors.Unavailable(errors.New("503 Service Unavailable"))}
+	r, dir := fakeRunner(t, map[string]*fake{"local": a, "request": b}, "local", "request")
+	r.env.StatusDir = filepath.Join(dir, "run")
+	read := func() agentstate.Pass {
+		t.Helper()
+		var p agentstate.Pass
+		if err := agentstate.Read(filepath.Join(dir, "run", agentstate.PassFile), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	r.pass(context.Background())
+	p := read()
+	if len(p.Collectors) != 2 || p.Collectors[0] != (agentstate.Collector{Name: "local", Result: "ok", Changed: true, Polled: p.Collectors[0].Polled}) ||
+		p.Collectors[1].Result != "unavailable" || !strings.Contains(p.Collectors[1].Reason, "503") ||
+		p.Command == nil || p.Command.Exit != 0 || !p.Converged || p.Version != agentstate.SchemaVersion {
+		t.Fatalf("record %+v", p)
+	}
+	r.pass(context.Background())
+	if p := read(); p.Command != nil || !p.Converged || p.Collectors[0].Changed {
+		t.Fatalf("a pass with nothing new: %+v", p)
 	}
 }

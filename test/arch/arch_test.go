@@ -23,7 +23,7 @@ var rules = []struct {
 	pkg string
 	may []string
 }{
-	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "internal/exitcode"}},
+	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "status", "internal/exitcode"}},
 	{"collectors/occ", []string{"collectors/...", "systemd", "internal/..."}},
 	{"collectors", []string{"collectors/cache", "collectors/config", "internal/..."}},
 	{"collectors/merger", []string{"collectors", "internal/..."}},
@@ -45,6 +45,7 @@ var rules = []struct {
 	{"signal/notify", []string{"signal/...", "heatconfig/deployment", "internal/..."}},
 	{"signal/refreshcompleted", []string{"signal/...", "heatconfig/deployment", "internal/..."}},
 	{"signal/*", []string{"signal", "heatconfig/deployment", "internal/..."}},
+	{"status", internal},
 	{"internal/...", internal},
 	{"systemd", nil},
 	{"tools/...", []string{"..."}},

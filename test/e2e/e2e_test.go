@@ -293,7 +293,9 @@ func (a *agent) passWithin(timeout time.Duration, mayBlock bool) {
 		argv = append(argv, "--config-file", c)
 	}
 	argv = append(argv, "--one-time")
-	res, err := Run(context.Background(), timeout, Cmd{Argv: argv, Dir: a.dir})
+	// our pass record goes to the agent's directory, not the host's /run
+	env := append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+filepath.Join(a.dir, "status"))
+	res, err := Run(context.Background(), timeout, Cmd{Argv: argv, Dir: a.dir, Env: env})
 	a.t.Logf("%s --one-time: %s, exit %d", filepath.Base(a.argv0), res.Duration.Round(10*time.Millisecond), res.ExitCode)
 	if res.TimedOut && mayBlock {
 		a.t.Logf("still waiting for a message after %s, as expected: stopped", timeout)

@@ -61,7 +61,7 @@ func TestLayout(t *testing.T) {
 	d := installed(t)
 	links := []string{}
 	for _, p := range []string{"os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts", "os-collect-config",
-		"heat-config-notify", "heat-config-rebuild-deployed"} {
+		"heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status"} {
 		links = append(links, "usr/bin/"+p)
 	}
 	for _, s := range []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {

@@ -1,0 +1,109 @@
+// Package agentstate is the small record each program leaves for
+// `tripleo-agent status`: os-collect-config's last pass (each
+// collector's result, the command's), and heat-config's signal of each
+// deployment. The JSON field names are a stable, documented schema
+// (docs/status.md): add fields, never rename or remove one.
+package agentstate
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion is bumped only for an incompatible change.
+const SchemaVersion = 1
+
+// PassFile is os-collect-config's record, in its status directory.
+const PassFile = "status.json"
+
+// DefaultDir is the status directory: under /run, so that after a boot
+// `status --wait` waits for this boot's first pass. DirVar overrides it.
+const (
+	DefaultDir = "/run/os-collect-config"
+	DirVar     = "OS_COLLECT_CONFIG_STATUS_DIR"
+)
+
+// Pass is os-collect-config's last pass.
+type Pass struct {
+	Version    int         `json:"version"`
+	Started    time.Time   `json:"started"`
+	Ended      time.Time   `json:"ended"`
+	Collectors []Collector `json:"collectors"`
+	// Command is nil when the pass had nothing new to apply.
+	Command *Command `json:"command,omitempty"`
+	// Converged: the pass ended with the node applying what it collected
+	// (the command succeeded, or there was nothing new).
+	Converged bool `json:"converged"`
+}
+
+// Collector is one collector's result in a pass.
+type Collector struct {
+	Name string `json:"name"`
+	// Result is "ok", "unavailable" or "not-configured".
+	Result string `json:"result"`
+	// Reason says why it was unavailable (no credentials in it).
+	Reason  string    `json:"reason,omitempty"`
+	Changed bool      `json:"changed"`
+	Polled  time.Time `json:"polled"`
+}
+
+// Command is the command a pass ran.
+type Command struct {
+	Command string    `json:"command"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	// Exit is its exit status (-n for signal n, Python's returncode).
+	Exit int `json:"exit"`
+}
+
+// Signal is heat-config's record of one deployment's signal, beside its
+// state file (<id>.signal.json).
+type Signal struct {
+	Version int       `json:"version"`
+	At      time.Time `json:"at"`
+	// StatusCode is the deploy_status_code sent ("0" for success).
+	StatusCode string `json:"status_code"`
+	// Transport is deploy_signal_transport (NO_SIGNAL, CFN_SIGNAL, ...).
+	Transport string `json:"transport"`
+	// Result is "sent", "failed" (heat-config-notify failed: NotifyExit)
+	// or "not-sent" (stopped before).
+	Result     string `json:"result"`
+	NotifyExit int    `json:"notify_exit"`
+}
+
+// Write stores v as JSON in path atomically (a reader sees the old or
+// the new record, never half of one), private to root.
+func Write(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Read loads a record written by Write.
+func Read(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
