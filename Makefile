@@ -10,7 +10,7 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e
+.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e deb
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -92,8 +92,17 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
 
+# The Debian package: $(DEB_OUT)/tripleo-agent_<version>_amd64.deb, built
+# from make install PREFIX=/usr with plain dpkg-deb, with dh_installsystemd's
+# maintainer scripts (packaging/; test/deb installs it in a chroot).
+# VERSION=1.2-1 sets the version; by default it comes from git (a vX.Y.Z
+# tag, else 0.0~gitDATE.HASH-1; see packaging/build-deb.sh).
+DEB_OUT ?= dist
+deb:
+	MAKE="$(MAKE)" GO="$(GO)" DEB_OUT="$(DEB_OUT)" VERSION="$(VERSION)" bash packaging/build-deb.sh
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf $(BIN) .bench
+	rm -rf $(BIN) .bench dist

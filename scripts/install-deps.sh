@@ -4,8 +4,9 @@
 # none. Needs root for apt-get; does nothing when all is there already.
 set -euo pipefail
 
-# puppet and ansible-core: the hooks are tested against the real tools.
-packages=(python3-os-apply-config python3-os-refresh-config python3-os-collect-config python3-dib-utils make gcc util-linux dosfstools puppet ansible-core)
+# puppet and ansible-core: the hooks are tested against the real tools;
+# lintian checks the Debian package (test/deb).
+packages=(python3-os-apply-config python3-os-refresh-config python3-os-collect-config python3-dib-utils make gcc util-linux dosfstools puppet ansible-core lintian)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Builds tripleo-agent_<version>_<arch>.deb from `make install PREFIX=/usr`
+# with plain dpkg-deb (no debhelper), laid out and scripted as
+# dh_installsystemd would. Run by `make deb`; the environment:
+#
+#   VERSION        the Debian version (default: from git, see below)
+#   DEB_OUT        output directory (default: dist, under the checkout)
+#   DEB_MAINTAINER the Maintainer field
+#   MAKE           the make that runs the install target
+#
+# Default version: a release tag vX.Y.Z gives X.Y.Z-1 (X.Y.Z+N.gHASH-1
+# N commits later); with no tag, 0.0~gitYYYYMMDD.HASH-1 (commit date);
+# "+dirty" is added before the revision when tracked files have changes.
+# Prints the path of the package.
+set -euo pipefail
+umask 022
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+cd "$top"
+
+MAKE=${MAKE:-make}
+OUT=${DEB_OUT:-dist}
+MAINTAINER=${DEB_MAINTAINER:-TripleO Go agent team <tripleo-go@users.noreply.github.com>}
+ARCH=${DEB_ARCH:-$(dpkg --print-architecture)}
+
+die() { echo "build-deb: $*" >&2; exit 1; }
+
+# Read-only git calls: GIT_OPTIONAL_LOCKS=0 so that nothing refreshes the
+# index of a checkout someone else is working in.
+export GIT_OPTIONAL_LOCKS=0
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+	SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+fi
+export SOURCE_DATE_EPOCH
+
+default_version() {
+	local d up dirty=
+	if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then dirty=+dirty; fi
+	if d=$(git describe --tags --match 'v[0-9]*' 2>/dev/null); then
+		up=$(printf '%s' "${d#v}" | sed -E 's/-([0-9]+)-g([0-9a-f]+)$/+\1.g\2/')
+	elif d=$(git rev-parse --short=7 HEAD 2>/dev/null); then
+		up=0.0~git$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d).$d
+	else
+		up=0.0~unknown
+	fi
+	printf '%s%s-1' "$up" "$dirty"
+}
+VERSION=${VERSION:-$(default_version)}
+# Debian's rule: [epoch:]upstream[-revision], upstream starting with a digit.
+printf '%s' "$VERSION" | grep -Eq '^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$' || die "not a Debian version: $VERSION"
+case "$("${GO:-go}" env GOARCH 2>/dev/null || echo "$ARCH")" in
+"$ARCH") ;;
+*) die "Go builds for another architecture than $ARCH" ;;
+esac
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-agent-deb.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+chmod 0755 "$stage"
+
+"$MAKE" -s --no-print-directory -C "$top" install DESTDIR="$stage" PREFIX=/usr >&2
+
+# Debian 12 still ships units under /lib/systemd/system (/usr-merge moratorium).
+install -d "$stage/lib/systemd/system"
+mv "$stage/usr/lib/systemd/system/os-collect-config.service" "$stage/lib/systemd/system/"
+rmdir -p --ignore-fail-on-non-empty "$stage/usr/lib/systemd/system"
+grep -qx 'ExecStart=/usr/bin/os-collect-config' "$stage/lib/systemd/system/os-collect-config.service" ||
+	die "the unit's ExecStart is not /usr/bin/os-collect-config"
+
+# As dh_strip: drop the symbol table and DWARF (the Go runtime's own
+# tables, which stack traces use, stay).
+if command -v strip >/dev/null; then
+	strip --remove-section=.comment --remove-section=.note "$stage/usr/bin/tripleo-agent"
+else
+	echo "build-deb: no strip (binutils): the binary keeps its debug information" >&2
+fi
+"$stage/usr/bin/os-collect-config" --help >/dev/null || die "the staged binary does not run"
+
+doc=$stage/usr/share/doc/tripleo-agent
+install -d "$doc"
+install -m 0644 "$here/copyright" "$doc/copyright"
+{
+	printf 'tripleo-agent (%s) unstable; urgency=medium\n\n' "$VERSION"
+	printf '  * Built from %s.\n' "$(git describe --tags --always 2>/dev/null || echo 'an unknown commit')"
+	printf '  * See the git history for the changes.\n\n'
+	printf ' -- %s  %s\n' "$MAINTAINER" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} | gzip -9n >"$doc/changelog.Debian.gz"
+if [ -s "$here/lintian-overrides" ]; then
+	install -d "$stage/usr/share/lintian/overrides"
+	install -m 0644 "$here/lintian-overrides" "$stage/usr/share/lintian/overrides/tripleo-agent"
+fi
+
+# Modes as dh_fixperms leaves them: directories 0755, files 0755 or 0644.
+find "$stage" -type d -exec chmod 0755 {} +
+find "$stage" -type f -perm /111 -exec chmod 0755 {} +
+find "$stage" -type f ! -perm /111 -exec chmod 0644 {} +
+
+install -d "$stage/DEBIAN"
+for s in postinst prerm postrm; do
+	install -m 0755 "$here/$s" "$stage/DEBIAN/$s"
+done
+(cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0r md5sum) \
+	>"$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/md5sums"
+# Installed-Size as dpkg-gencontrol counts it: KiB per file, rounded up,
+# and 1 for every other entry.
+size=$(cd "$stage" && find . -path ./DEBIAN -prune -o -printf '%y %s\n' |
+	awk '$1 == "f" { k += int(($2 + 1023) / 1024); next } { k += 1 } END { print k }')
+sed -e "s|@VERSION@|$VERSION|" -e "s|@MAINTAINER@|$MAINTAINER|" -e "s|@INSTALLED_SIZE@|$size|" \
+	-e "s|^Architecture: .*|Architecture: $ARCH|" "$here/control.in" >"$stage/DEBIAN/control"
+chmod 0644 "$stage/DEBIAN/control"
+
+find "$stage" -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0r touch -h -d "@$SOURCE_DATE_EPOCH"
+
+mkdir -p "$OUT"
+deb=$OUT/tripleo-agent_${VERSION#*:}_$ARCH.deb
+dpkg-deb --root-owner-group --build "$stage" "$deb" >&2
+echo "$deb"

@@ -1,0 +1,212 @@
+package deb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rootfs is the Debian 12 tree test/systemd/lab.sh builds and caches
+// (`test/systemd/lab.sh rootfs`).
+func rootfs() string {
+	dir := os.Getenv("LAB_CACHE_DIR")
+	if dir == "" {
+		dir = "/var/cache/tripleo-agent-test"
+	}
+	return filepath.Join(dir, "rootfs-bookworm-v1")
+}
+
+// chroot runs a command in root with a clean environment; stdin is empty,
+// so any question dpkg asked would fail the test.
+func chroot(t *testing.T, root string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "chroot", append([]string{root}, args...)...)
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"LC_ALL=C", "DEBIAN_FRONTEND=noninteractive", "HOME=/root"}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustChroot(t *testing.T, root string, args ...string) string {
+	t.Helper()
+	out, err := chroot(t, root, args...)
+	if err != nil {
+		t.Fatalf("chroot %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func write(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakePython builds stand-ins for Debian 12's Python packages: the same
+// names, versions, dependencies between them and files under /usr/bin
+// (dpkg -L on the real ones), without their Python dependencies.
+func fakePython(t *testing.T, dir string) []string {
+	t.Helper()
+	type fake struct{ name, version, depends string }
+	files := map[string][]string{
+		"python3-os-collect-config": {"os-collect-config"},
+		"python3-os-refresh-config": {"os-refresh-config"},
+		"python3-os-apply-config":   {"os-apply-config", "os-config-applier"},
+		"python3-dib-utils":         {"dib-run-parts"},
+	}
+	var debs []string
+	for _, f := range []fake{
+		{"python3-dib-utils", "0.0.11-2", ""},
+		{"python3-os-refresh-config", "12.0.0-1", "python3-dib-utils"},
+		{"python3-os-collect-config", "12.0.0-2", ""},
+		{"python3-os-apply-config", "12.0.0-1", ""},
+	} {
+		root := filepath.Join(dir, f.name)
+		control := fmt.Sprintf("Package: %s\nVersion: %s\nArchitecture: all\nMaintainer: test <test@example.org>\n"+
+			"Description: stand-in for Debian's %s\n", f.name, f.version, f.name)
+		if f.depends != "" {
+			control += "Depends: " + f.depends + "\n"
+		}
+		write(t, filepath.Join(root, "DEBIAN/control"), control, 0o644)
+		for _, p := range files[f.name] {
+			write(t, filepath.Join(root, "usr/bin", p), "#!/bin/sh\necho python "+p+"\n", 0o755)
+		}
+		deb := filepath.Join(dir, f.name+".deb")
+		run(t, time.Minute, "dpkg-deb", "--root-owner-group", "-Znone", "--build", root, deb)
+		debs = append(debs, deb)
+	}
+	return debs
+}
+
+func copyInto(t *testing.T, src, root, dst string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, dst), string(b), 0o644)
+	return dst
+}
+
+func status(t *testing.T, root, pkg string) string {
+	out, err := chroot(t, root, "dpkg-query", "-W", "-f=${db:Status-Abbrev}${Version}", pkg)
+	if err != nil {
+		return "absent"
+	}
+	return strings.TrimSpace(out)
+}
+
+// In a copy of the rootfs (an image being built: no systemd): the Python
+// packages are swapped out, the unit is enabled and nothing is started;
+// then, as on a live node, an upgrade restarts it through policy-rc.d and a
+// purge stops and disables it, keeping heat-config's and os-collect-config's
+// state.
+func TestChrootInstall(t *testing.T) {
+	deb := pkg(t, "")
+	v := field(t, deb, "Version")
+	next := pkg(t, v+"+1")
+	if os.Geteuid() != 0 {
+		skip(t, "chroot needs root")
+	}
+	needTool(t, "chroot", "coreutils")
+	src := rootfs()
+	if _, err := os.Stat(filepath.Join(src, "var/lib/dpkg/status")); err != nil {
+		skip(t, "no cached Debian rootfs at %s (test/systemd/lab.sh rootfs builds it): %v", src, err)
+	}
+	root := filepath.Join(t.TempDir(), "root")
+	run(t, 2*time.Minute, "cp", "-a", "--reflink=auto", src+"/.", root+"/")
+	if _, err := os.Stat(filepath.Join(root, "run/systemd/system")); err == nil {
+		t.Fatal("the rootfs copy has /run/systemd/system: the scripts would think systemd runs")
+	}
+
+	// policy-rc.d records what deb-systemd-invoke asks, and refuses it.
+	policyLog := filepath.Join(root, "tmp/policy.log")
+	write(t, filepath.Join(root, "usr/sbin/policy-rc.d"), "#!/bin/sh\necho \"$*\" >>/tmp/policy.log\nexit 101\n", 0o755)
+
+	// A node the Python agent deployed: its packages and its state.
+	args := []string{"dpkg", "-i"}
+	for _, d := range fakePython(t, filepath.Join(work, "python")) {
+		args = append(args, copyInto(t, d, root, "/tmp/python/"+filepath.Base(d)))
+	}
+	mustChroot(t, root, args...)
+	const deployed = "var/lib/heat-config/deployed/x.json"
+	const cache = "var/lib/os-collect-config/heat_local.json"
+	write(t, filepath.Join(root, deployed), `{"id": "x"}`, 0o600)
+	write(t, filepath.Join(root, cache), `{}`, 0o600)
+
+	// The install swaps the Python packages out with no question.
+	out := mustChroot(t, root, "dpkg", "-i", copyInto(t, deb, root, "/tmp/a.deb"))
+	t.Logf("dpkg -i:\n%s", out)
+	if s := status(t, root, "tripleo-agent"); s != "ii "+v {
+		t.Errorf("tripleo-agent: %q after the install", s)
+	}
+	for _, p := range replaced {
+		if s := status(t, root, p); strings.HasPrefix(s, "ii") {
+			t.Errorf("%s still installed: %s", p, s)
+		}
+	}
+	if b, err := os.ReadFile(policyLog); err == nil {
+		t.Errorf("without systemd nothing is started, yet policy-rc.d was asked %q", b)
+	}
+	for _, p := range programs {
+		if l, err := os.Readlink(filepath.Join(root, "usr/bin", p)); err != nil || l != "tripleo-agent" {
+			t.Errorf("/usr/bin/%s -> %q: %v", p, l, err)
+		}
+	}
+	wants := filepath.Join(root, "etc/systemd/system/multi-user.target.wants/os-collect-config.service")
+	if l, err := os.Readlink(wants); err != nil || l != "/"+unitPath {
+		t.Errorf("not enabled: %s -> %q: %v", wants, l, err)
+	}
+	if h := mustChroot(t, root, "os-collect-config", "--help"); !strings.Contains(h, "usage") {
+		t.Errorf("os-collect-config --help:\n%s", h)
+	}
+	if l := mustChroot(t, root, "dib-run-parts", "--list", "/usr/libexec/os-refresh-config/configure.d"); !strings.Contains(l, "55-heat-config") {
+		t.Errorf("dib-run-parts --list configure.d:\n%s", l)
+	}
+
+	// From here the scripts see a running systemd; policy-rc.d (as in
+	// an image build) records and refuses every action.
+	if err := os.MkdirAll(filepath.Join(root, "run/systemd/system"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out = mustChroot(t, root, "dpkg", "-i", copyInto(t, next, root, "/tmp/b.deb"))
+	t.Logf("dpkg -i (upgrade):\n%s", out)
+	if s := status(t, root, "tripleo-agent"); s != "ii "+v+"+1" {
+		t.Errorf("tripleo-agent: %q after the upgrade", s)
+	}
+	if b, _ := os.ReadFile(policyLog); string(b) != "os-collect-config.service restart\n" {
+		t.Errorf("policy-rc.d asked %q on the upgrade, want a restart only", b)
+	}
+	if _, err := os.Readlink(wants); err != nil {
+		t.Errorf("not enabled after the upgrade: %v", err)
+	}
+	os.Remove(policyLog)
+
+	out = mustChroot(t, root, "dpkg", "--purge", "tripleo-agent")
+	t.Logf("dpkg --purge:\n%s", out)
+	if b, _ := os.ReadFile(policyLog); string(b) != "os-collect-config.service stop\n" {
+		t.Errorf("policy-rc.d asked %q on the purge, want a stop", b)
+	}
+	for _, gone := range []string{wants, filepath.Join(root, "usr/bin/tripleo-agent"), filepath.Join(root, unitPath),
+		filepath.Join(root, "var/lib/systemd/deb-systemd-helper-enabled/os-collect-config.service.dsh-also")} {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("%s is left after the purge", gone)
+		}
+	}
+	for _, kept := range []string{deployed, cache} {
+		if _, err := os.Stat(filepath.Join(root, kept)); err != nil {
+			t.Errorf("/%s is gone after the purge: %v", kept, err)
+		}
+	}
+}

@@ -1,0 +1,334 @@
+// Package deb checks what `make deb` builds: the control fields, the
+// contents (every program, script, hook and template of make install, the
+// unit under /lib/systemd/system), the maintainer scripts and lintian's
+// verdict; chroot_test.go installs, upgrades and purges it in a copy of
+// the Debian 12 rootfs that test/systemd/lab.sh caches.
+//
+// Skipped under -short, and when dpkg-deb (or, for the parts that need
+// them, lintian, root or the cached rootfs) is missing; REQUIRE_DEB=1
+// turns every such skip into a failure.
+package deb
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// What make install lays out (the Makefile's PROGRAMS, HOOKS, ORC_SCRIPTS).
+var (
+	programs = []string{"os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts",
+		"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed"}
+	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config"}
+	orcScripts = []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config",
+		"post-configure.d/99-refresh-completed"}
+	templates = []string{"etc/os-collect-config.conf", "etc/os-collect-config.conf.oac",
+		"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac"}
+	// The Python packages whose files the package takes over.
+	replaced = []string{"python3-os-collect-config", "python3-os-refresh-config",
+		"python3-os-apply-config", "python3-dib-utils"}
+)
+
+const unitPath = "lib/systemd/system/os-collect-config.service"
+
+var work string // the test run's scratch directory (DEB_OUT and the rest)
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		dir, err := os.MkdirTemp("", "deb-test")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		work = dir
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// skip skips the test, or fails it under REQUIRE_DEB=1.
+func skip(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("REQUIRE_DEB") == "1" {
+		t.Fatalf("REQUIRE_DEB=1: %s", msg)
+	}
+	t.Skip(msg)
+}
+
+func needTool(t *testing.T, name, why string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		skip(t, "%s not found (%s)", name, why)
+	}
+}
+
+func run(t *testing.T, timeout time.Duration, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// built maps a VERSION (empty: make deb's default) to the .deb or the error.
+var built = map[string]struct {
+	path string
+	err  error
+}{}
+
+// pkg builds the package once per version with make deb into the
+// scratch directory and returns its path.
+func pkg(t *testing.T, version string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the package with make deb")
+	}
+	needTool(t, "dpkg-deb", "apt-get install dpkg")
+	b, ok := built[version]
+	if !ok {
+		out := filepath.Join(work, fmt.Sprintf("out%d", len(built)))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		args := []string{"-s", "-C", "../..", "deb", "DEB_OUT=" + out}
+		if version != "" {
+			args = append(args, "VERSION="+version)
+		}
+		res, err := exec.CommandContext(ctx, "make", args...).Output()
+		if err != nil {
+			b.err = fmt.Errorf("make %s: %v\n%s%s", strings.Join(args, " "), err, res, stderr(err))
+		} else {
+			lines := strings.Split(strings.TrimSpace(string(res)), "\n")
+			b.path = lines[len(lines)-1]
+			if _, err := os.Stat(b.path); err != nil || filepath.Dir(b.path) != out {
+				b.err = fmt.Errorf("make deb printed %q, not a package in %s: %v", b.path, out, err)
+			}
+		}
+		built[version] = b
+	}
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+func stderr(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// field reads one control field with dpkg-deb -f.
+func field(t *testing.T, deb, name string) string {
+	t.Helper()
+	return strings.TrimSpace(run(t, time.Minute, "dpkg-deb", "-f", deb, name))
+}
+
+func list(s string) []string {
+	var l []string
+	for _, e := range strings.Split(s, ",") {
+		l = append(l, strings.TrimSpace(e))
+	}
+	return l
+}
+
+func contains(l []string, s string) bool {
+	for _, e := range l {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+var debVersion = regexp.MustCompile(`^([0-9]+:)?[0-9][A-Za-z0-9.+~]*-[A-Za-z0-9.+~]+$`)
+
+func TestControl(t *testing.T) {
+	deb := pkg(t, "")
+	info := run(t, time.Minute, "dpkg-deb", "-I", deb)
+	t.Logf("%s\n%s", deb, info)
+	for name, want := range map[string]string{
+		"Package":      "tripleo-agent",
+		"Architecture": "amd64",
+		"Section":      "admin",
+		"Priority":     "optional",
+		"Depends":      "init-system-helpers (>= 1.54~)",
+		"Suggests":     "puppet, ansible-core",
+	} {
+		if got := field(t, deb, name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	v := field(t, deb, "Version")
+	if !debVersion.MatchString(v) {
+		t.Errorf("Version %q is no Debian version with a revision", v)
+	}
+	if want := "tripleo-agent_" + v + "_amd64.deb"; filepath.Base(deb) != want {
+		t.Errorf("file %s, want %s", filepath.Base(deb), want)
+	}
+	for _, name := range []string{"Provides", "Conflicts", "Replaces"} {
+		got := list(field(t, deb, name))
+		for _, p := range replaced {
+			if !contains(got, p) {
+				t.Errorf("%s: %q lacks %s", name, got, p)
+			}
+		}
+	}
+	for _, name := range []string{"Maintainer", "Description"} {
+		if field(t, deb, name) == "" {
+			t.Errorf("no %s", name)
+		}
+	}
+	var kib int64
+	if _, err := fmt.Sscan(field(t, deb, "Installed-Size"), &kib); err != nil || kib < 1024 {
+		t.Errorf("Installed-Size %q: %v", field(t, deb, "Installed-Size"), err)
+	}
+}
+
+// entry is one line of dpkg-deb -c.
+type entry struct{ mode, owner, link string }
+
+func contents(t *testing.T, deb string) map[string]entry {
+	t.Helper()
+	m := map[string]entry{}
+	sc := bufio.NewScanner(strings.NewReader(run(t, time.Minute, "dpkg-deb", "-c", deb)))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 6 {
+			t.Fatalf("dpkg-deb -c: %q", sc.Text())
+		}
+		e := entry{mode: f[0], owner: f[1]}
+		if len(f) == 8 && f[6] == "->" {
+			e.link = f[7]
+		}
+		m[strings.TrimSuffix(strings.TrimPrefix(f[5], "./"), "/")] = e
+	}
+	return m
+}
+
+func TestContents(t *testing.T) {
+	deb := pkg(t, "")
+	c := contents(t, deb)
+	want := func(path, mode, link string) {
+		t.Helper()
+		e, ok := c[path]
+		switch {
+		case !ok:
+			t.Errorf("no /%s", path)
+		case e.mode != mode || e.link != link || e.owner != "root/root":
+			t.Errorf("/%s: %s %s -> %q, want %s root/root -> %q", path, e.mode, e.owner, e.link, mode, link)
+		}
+	}
+	want("usr/bin/tripleo-agent", "-rwxr-xr-x", "")
+	for _, p := range programs {
+		want("usr/bin/"+p, "lrwxrwxrwx", "tripleo-agent")
+	}
+	for _, s := range orcScripts {
+		want("usr/libexec/os-refresh-config/"+s, "lrwxrwxrwx", "../../../bin/tripleo-agent")
+	}
+	for _, h := range hooks {
+		want("usr/libexec/heat-config/hooks/"+h, "lrwxrwxrwx", "../../../bin/tripleo-agent")
+	}
+	for _, f := range templates {
+		want("usr/libexec/os-apply-config/templates/"+f, "-rw-r--r--", "")
+	}
+	want(unitPath, "-rw-r--r--", "")
+	want("usr/share/doc/tripleo-agent/copyright", "-rw-r--r--", "")
+	want("usr/share/doc/tripleo-agent/changelog.Debian.gz", "-rw-r--r--", "")
+	for path, e := range c {
+		switch {
+		case strings.HasPrefix(path, "etc"), strings.HasPrefix(path, "var"):
+			t.Errorf("/%s: nothing under /etc or /var is shipped", path)
+		case strings.HasPrefix(path, "usr/lib/systemd"):
+			t.Errorf("/%s: units go under /lib/systemd", path)
+		case strings.HasPrefix(e.link, "/"):
+			t.Errorf("/%s -> %s: links are relative", path, e.link)
+		case e.owner != "root/root":
+			t.Errorf("/%s: owner %s", path, e.owner)
+		}
+	}
+
+	// Every link resolves inside the package, and the unit runs /usr/bin's.
+	root := t.TempDir()
+	run(t, time.Minute, "dpkg-deb", "-x", deb, root)
+	for path, e := range c {
+		if e.link == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.Dir(path), e.link)); err != nil {
+			t.Errorf("/%s -> %s: %v", path, e.link, err)
+		}
+	}
+	unit, err := os.ReadFile(filepath.Join(root, unitPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^ExecStart=/usr/bin/os-collect-config$`).Match(unit) {
+		t.Errorf("/%s has no ExecStart=/usr/bin/os-collect-config:\n%s", unitPath, unit)
+	}
+	if bytes.Contains(unit, []byte("/usr/local")) {
+		t.Errorf("/%s names /usr/local:\n%s", unitPath, unit)
+	}
+}
+
+func TestMaintainerScripts(t *testing.T) {
+	deb := pkg(t, "")
+	dir := t.TempDir()
+	run(t, time.Minute, "dpkg-deb", "-e", deb, dir)
+	for script, wants := range map[string][]string{
+		"postinst": {"deb-systemd-helper", "enable", "deb-systemd-invoke", "restart", "daemon-reload"},
+		"prerm":    {"deb-systemd-invoke", "stop"},
+		"postrm":   {"deb-systemd-helper", "purge"},
+	} {
+		path := filepath.Join(dir, script)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("%s: %v", script, err)
+			continue
+		}
+		if fi.Mode().Perm() != 0o755 {
+			t.Errorf("%s: mode %v", script, fi.Mode())
+		}
+		run(t, time.Minute, "sh", "-n", path)
+		b, _ := os.ReadFile(path)
+		for _, w := range wants {
+			if !bytes.Contains(b, []byte(w)) {
+				t.Errorf("%s does not say %q", script, w)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "conffiles")); err == nil {
+		t.Error("the package has conffiles; it ships nothing under /etc")
+	}
+}
+
+func TestLintian(t *testing.T) {
+	deb := pkg(t, "")
+	needTool(t, "lintian", "apt-get install lintian")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// lintian's exit status also counts warnings; errors are E: lines.
+	out, _ := exec.CommandContext(ctx, "lintian", "--show-overrides", deb).CombinedOutput()
+	t.Logf("lintian:\n%s", out)
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "E:") {
+			t.Errorf("lintian: %s", l)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("lintian: %v", ctx.Err())
+	}
+}
