@@ -55,10 +55,13 @@ case "$("${GO:-go}" env GOARCH 2>/dev/null || echo "$ARCH")" in
 esac
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-agent-deb.XXXXXX")
-trap 'rm -rf "$stage"' EXIT
+# The build goes to a directory of its own, not the checkout's bin/,
+# which tests running at the same time may be executing.
+build=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-agent-debbin.XXXXXX")
+trap 'rm -rf "$stage" "$build"' EXIT
 chmod 0755 "$stage"
 
-"$MAKE" -s --no-print-directory -C "$top" install DESTDIR="$stage" PREFIX=/usr >&2
+"$MAKE" -s --no-print-directory -C "$top" install DESTDIR="$stage" PREFIX=/usr BIN="$build" >&2
 
 # Debian 12 still ships units under /lib/systemd/system (/usr-merge moratorium).
 install -d "$stage/lib/systemd/system"

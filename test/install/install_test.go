@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
+		defer os.RemoveAll(dir + ".bin")
 		dest = dir
 		return m.Run()
 	}()
@@ -43,7 +44,9 @@ var installed = func() func(t *testing.T) string {
 			done = true
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "make", "-s", "-C", "../..", "install", "DESTDIR="+dest, "PREFIX=/usr")
+			// BIN of our own: other packages' tests may be running the
+			// checkout's bin/ meanwhile.
+			cmd := exec.CommandContext(ctx, "make", "-s", "-C", "../..", "install", "DESTDIR="+dest, "PREFIX=/usr", "BIN="+dest+".bin")
 			var out []byte
 			if out, err = cmd.CombinedOutput(); err != nil {
 				err = fmt.Errorf("make install: %v\n%s", err, out)
