@@ -82,8 +82,11 @@ func run(t *testing.T, c *difftest.Case, bin string) difftest.Outcome {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "steps.sh")
 	cmd.Dir = dir
+	// Our pass record goes beside the compared tree; named after it, so
+	// the variable reads the same (W.status) in both programs' commands.
+	t.Cleanup(func() { os.RemoveAll(dir + ".status") })
 	cmd.Env = []string{"PATH=" + stepsPath, "LANG=C.UTF-8", "HOME=" + dir, "OCC=" + bin, "W=" + dir,
-		"OS_COLLECT_CONFIG_STATUS_DIR=" + t.TempDir()} // our pass record, outside the compared tree
+		"OS_COLLECT_CONFIG_STATUS_DIR=" + dir + ".status"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
