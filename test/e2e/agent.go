@@ -222,7 +222,7 @@ func (n Node) State() NodeState {
 	var s NodeState
 	ents, _ := os.ReadDir(n.Path(deployedDir))
 	for _, e := range ents {
-		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasSuffix(id, ".notify") {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasSuffix(id, ".notify") && !strings.HasSuffix(id, ".signal") {
 			s.Deployed = append(s.Deployed, id)
 		}
 	}
