@@ -12,6 +12,7 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -147,5 +148,6 @@ func (h hookResult) signalData() pyjson.Value {
 	return obj
 }
 
-// decode is bytes.decode("utf-8", "replace").
-func decode(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
+// decode is bytes.decode("utf-8", "replace"), as the reference decodes
+// a hook's output.
+func decode(b []byte) string { return pyos.DecodeReplace(b) }

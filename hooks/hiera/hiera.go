@@ -12,6 +12,7 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -98,7 +99,7 @@ func legacyCheck(ctx context.Context, env hooks.Env) *pyjson.Object {
 	case !out.Ran:
 		return nil
 	}
-	found := hooks.Decode(bytes.TrimRight(out.RawStdout, " \t\n\r\v\f"))
+	found := pyos.DecodeReplace(bytes.TrimRight(out.RawStdout, " \t\n\r\v\f"))
 	if found == "empty" {
 		return nil
 	}

@@ -1,5 +1,6 @@
 // Package pyos words operating-system errors as Python's OSError does, for
-// messages that must read as the reference's.
+// messages that must read as the reference's, and decodes bytes as
+// Python's bytes.decode does.
 package pyos
 
 import (
