@@ -13,7 +13,6 @@ import (
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyos"
-	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Output bounds: a hook's result is one JSON object, normally small (the
@@ -83,7 +82,7 @@ func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.De
 // without the deployment's secrets. Under journald each line is an entry
 // of its own, carrying the deployment's fields.
 func (r *runner) logOutput(log *slog.Logger, d *deployment.Deployment, out hookResult) {
-	red := redactorFor(d)
+	red := d.Redactor()
 	emit := func(level slog.Level, text string) {
 		text = red.Redact(strings.TrimRight(text, "\n"))
 		if text == "" {
@@ -103,27 +102,6 @@ func (r *runner) logOutput(log *slog.Logger, d *deployment.Deployment, out hookR
 		emit(slog.LevelInfo, humanize(out.stdout))
 	}
 	emit(slog.LevelDebug, decode(out.stderr))
-}
-
-// redactorFor knows the deployment's credentials: sensitive inputs, and
-// the signature of its signal URL.
-func redactorFor(d *deployment.Deployment) *secret.Redactor {
-	var values []string
-	for _, in := range d.Inputs() {
-		s, ok := in.Value.(string)
-		if !ok || s == "" {
-			continue
-		}
-		if secret.SensitiveName(in.Name) {
-			values = append(values, s)
-		}
-		if in.Name == "deploy_signal_id" {
-			if i := strings.IndexByte(s, '?'); i >= 0 {
-				values = append(values, s[i+1:])
-			}
-		}
-	}
-	return secret.NewRedactor(values...)
 }
 
 // signalData is what Heat is told, by the reference's rules: a hook's

@@ -57,15 +57,3 @@ func LogValue(name, value string) string {
 	}
 	return value
 }
-
-// Redactor hides, in logged tool output, the values of d's inputs that
-// are credentials, in case a tool echoes one.
-func Redactor(d *deployment.Deployment) *secret.Redactor {
-	var vals []string
-	for _, in := range d.Inputs() {
-		if secret.SensitiveName(in.Name) || strings.HasSuffix(in.Name, "deploy_signal_id") {
-			vals = append(vals, EnvValue(in.Value))
-		}
-	}
-	return secret.NewRedactor(vals...)
-}

@@ -1,7 +1,10 @@
 package deployment
 
 import (
+	"strings"
+
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Object is the document itself; changes to it are changes to the
@@ -135,3 +138,27 @@ func (d *Deployment) JSON() string { return pyjson.Dumps(d.obj) }
 // Indented is the document as json.dump(c, indent=2, separators=(',',
 // ': ')) writes it (heat-config's state file).
 func (d *Deployment) Indented() string { return pyjson.DumpsIndent(d.obj, 2) }
+
+// Redactor hides the deployment's credentials in text that may echo
+// them (a hook's or a tool's output): the values of inputs whose names
+// carry a credential, and the signal URL, whole and by its query (the
+// signature), which a tool may print apart.
+func (d *Deployment) Redactor() *secret.Redactor {
+	var values []string
+	for _, in := range d.Inputs() {
+		s, ok := in.Value.(string)
+		if !ok {
+			continue
+		}
+		if secret.SensitiveName(in.Name) {
+			values = append(values, s)
+		}
+		if strings.HasSuffix(in.Name, "deploy_signal_id") {
+			values = append(values, s)
+			if _, query, ok := strings.Cut(s, "?"); ok {
+				values = append(values, query)
+			}
+		}
+	}
+	return secret.NewRedactor(values...)
+}

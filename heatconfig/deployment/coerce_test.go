@@ -58,3 +58,18 @@ func TestCheckID(t *testing.T) {
 		}
 	}
 }
+
+// The redactor knows the credentials among the inputs: passwords and the
+// like, and the signal URL whole and by its signature.
+func TestRedactor(t *testing.T) {
+	d, err := Parse([]byte(`{"id": "x", "group": "g", "inputs": [` +
+		`{"name": "deploy_password", "value": "pa55-w0rd"}, {"name": "greeting", "value": "hello world"}, ` +
+		`{"name": "deploy_signal_id", "value": "http://h/v1/signal/arn?Signature=S1g%2B"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Redactor().Redact("pw pa55-w0rd; url http://h/v1/signal/arn?Signature=S1g%2B; query Signature=S1g%2B; hello world")
+	if want := "pw ***; url ***; query ***; hello world"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -98,7 +98,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		log.Warn("ansible not installed yet")
 	}
 	log.Info(fmt.Sprintf("Return code %d", out.Status))
-	red := hooks.Redactor(d)
+	red := d.Redactor()
 	for _, b := range [][]byte{out.RawStdout, out.RawStderr} {
 		if len(b) > 0 {
 			log.Info(pyjson.ReprBytes([]byte(red.Redact(string(b)))))

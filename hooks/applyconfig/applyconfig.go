@@ -29,7 +29,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	cmd := env.Setting(CmdVar, DefaultCmd)
 	log.Debug("Running " + cmd)
 	out := env.RunTool(ctx, hooks.Tool{Argv: []string{cmd}})
-	red := hooks.Redactor(d)
+	red := d.Redactor()
 	log.Info(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStdout)))))
 	log.Debug(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStderr)))))
 	if out.Status != 0 {

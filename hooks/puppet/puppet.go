@@ -114,7 +114,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	log.Info(fmt.Sprintf("Return code %d", out.Status))
 
 	res := pyjson.NewObject(4)
-	red := hooks.Redactor(d)
+	red := d.Redactor()
 	for _, stream := range []string{"stdout", "stderr"} {
 		content, dropped, err := hooks.ReadTail(base+"-"+stream+".log", hooks.MaxOutput)
 		if err != nil {

@@ -53,7 +53,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 
 	log.Debug("Running " + fn)
 	out := env.RunTool(ctx, hooks.Tool{Argv: []string{fn}, Env: toolEnv, Dir: working})
-	red := hooks.Redactor(d)
+	red := d.Redactor()
 	log.Info(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStdout)))))
 	log.Debug(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStderr)))))
 	if out.Status != 0 {
