@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // The start of a kept tail may cut a character: its leftover bytes go,
@@ -44,18 +42,5 @@ func TestReadTailKeepsTheEnd(t *testing.T) {
 	got, dropped, err = ReadTail(p, 1000)
 	if err != nil || got != strings.Repeat("é", 100)+"END" || dropped != 0 {
 		t.Errorf("ReadTail of a short file = %q, %d, %v", got, dropped, err)
-	}
-}
-
-// The data files of hiera and json-file are json.dumps(v, indent=4,
-// sort_keys=True, separators=(',', ': ')); the want was printed by Python.
-func TestDumpsSortedAsPython(t *testing.T) {
-	v, err := pyjson.Loads([]byte(`{"b": [1, {"z": null, "a": "é"}], "a": {}, "c": [], "B": true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "{\n    \"B\": true,\n    \"a\": {},\n    \"b\": [\n        1,\n        {\n            \"a\": \"\\u00e9\",\n            \"z\": null\n        }\n    ],\n    \"c\": []\n}"
-	if got := DumpsSorted(v); got != want {
-		t.Errorf("DumpsSorted\n got %q\nwant %q", got, want)
 	}
 }

@@ -66,7 +66,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		for i := 0; i < files.Len(); i++ {
 			name, data := files.At(i)
 			path := pypath.Join(dataDir, name+".json")
-			if err := hooks.WriteFile(path, []byte(hooks.DumpsSorted(data)), 0o600); err != nil {
+			if err := hooks.WriteFile(path, []byte(pyjson.DumpsIndentSorted(data, 4)), 0o600); err != nil {
 				return nil, err
 			}
 		}

@@ -36,7 +36,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 				return nil, err
 			}
 		}
-		if err := os.WriteFile(path, []byte(hooks.DumpsSorted(data)), 0o666); err != nil {
+		if err := os.WriteFile(path, []byte(pyjson.DumpsIndentSorted(data, 4)), 0o666); err != nil {
 			return nil, err
 		}
 	}
