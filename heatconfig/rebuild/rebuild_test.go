@@ -6,41 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tripleo-go/agent/internal/difftest"
 )
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
-// agentPath builds our os-apply-config once: the program reads the
-// deployments through it, as the reference does.
-func agentPath(t *testing.T) string {
-	if testing.Short() {
-		t.Skip("builds the agent")
-	}
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "rebuild-bin")
-		if buildErr == nil {
-			buildErr = difftest.BuildAgent(binDir, "os-apply-config")
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binDir
-}
+// agent is our os-apply-config: the program reads the deployments
+// through it, as the reference does.
+var agent = difftest.NewSharedAgent("os-apply-config")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	agent.Remove()
 	os.Exit(code)
 }
 
@@ -48,7 +25,7 @@ func TestMain(m *testing.M) {
 // and Heat::Ungrouped ones are not (heat-config never runs them); marks
 // that exist are left as they are.
 func TestMarksDeploymentsAsDeployed(t *testing.T) {
-	bin := agentPath(t)
+	bin := agent.Dir(t)
 	root := t.TempDir()
 	md := filepath.Join(root, "md.json")
 	os.WriteFile(md, []byte(`{"deployments": [`+
@@ -86,7 +63,7 @@ func TestMarksDeploymentsAsDeployed(t *testing.T) {
 // Without the current state directory the legacy one is used, as by the
 // reference (heat-config migrates it); a hostile id is refused.
 func TestLegacyDirAndHostileIDs(t *testing.T) {
-	bin := agentPath(t)
+	bin := agent.Dir(t)
 	root := t.TempDir()
 	md := filepath.Join(root, "md.json")
 	os.WriteFile(md, []byte(`{"deployments": [{"id": "../../x", "group": "script", "inputs": []}, {"id": "ok", "group": "script", "inputs": []}]}`), 0o600)

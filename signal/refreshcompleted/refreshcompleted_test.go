@@ -18,33 +18,12 @@ import (
 	"github.com/tripleo-go/agent/signal"
 )
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
-// bin builds our os-apply-config, which the program reads keys with.
-func bin(t *testing.T) string {
-	if testing.Short() {
-		t.Skip("builds the agent")
-	}
-	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "orc-completed"); buildErr == nil {
-			buildErr = difftest.BuildAgent(binDir, "os-apply-config")
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binDir
-}
+// agent is our os-apply-config, which the program reads keys with.
+var agent = difftest.NewSharedAgent("os-apply-config")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	agent.Remove()
 	os.Exit(code)
 }
 
@@ -86,7 +65,7 @@ func (n *node) run() error {
 	n.stderr.Reset()
 	opts := signal.Options{Budget: -1, Transports: Transports}
 	return Run(context.Background(), nil, Env{Stdout: &n.stdout, Stderr: &n.stderr, Root: n.root, Signal: &opts,
-		Environ: []string{"PATH=" + bin(n.t), "OS_CONFIG_FILES=" + n.md}})
+		Environ: []string{"PATH=" + agent.Dir(n.t), "OS_CONFIG_FILES=" + n.md}})
 }
 
 func oacDeployment(id string, inputs ...[2]string) map[string]any {
