@@ -64,3 +64,23 @@ func Ratio(ref, ours float64) float64 {
 	}
 	return ref / ours
 }
+
+// Alternate times sides (the reference, ours, ...) in turn, round after
+// round, so that a slow spell of the machine falls on all of them:
+// round 0 warms the caches up (and is where run checks the outputs) and
+// is not kept; rounds 1..runs give each side's samples, in side order.
+func Alternate(runs, sides int, run func(round, side int) (Sample, error)) ([][]Sample, error) {
+	out := make([][]Sample, sides)
+	for r := 0; r <= runs; r++ {
+		for s := 0; s < sides; s++ {
+			sample, err := run(r, s)
+			if err != nil {
+				return nil, err
+			}
+			if r > 0 {
+				out[s] = append(out[s], sample)
+			}
+		}
+	}
+	return out, nil
+}

@@ -71,33 +71,33 @@ func run(ctx context.Context, stdout io.Writer, ours, agents string, runs int, w
 		if err := os.WriteFile(conf, deploymentsJSON(c.total), 0o600); err != nil {
 			return err
 		}
-		medians := map[string]float64{}
-		for _, p := range progs {
-			var samples []benchkit.Sample
-			for r := 0; r <= runs; r++ { // round 0 warms up and checks
-				state := filepath.Join(workdir, "state-"+p.name)
-				if err := prepareState(state, c); err != nil {
-					return err
-				}
-				s, log, err := pass(ctx, p, conf, state, workdir)
-				if err != nil {
-					return fmt.Errorf("%s: %v\n%s", p.name, err, log)
-				}
-				if r == 0 {
-					if err := check(state, c); err != nil {
-						return fmt.Errorf("%s: %v\n%s", p.name, err, log)
-					}
-					continue
-				}
-				samples = append(samples, s)
+		samples, err := benchkit.Alternate(runs, len(progs), func(r, side int) (benchkit.Sample, error) {
+			p := progs[side]
+			state := filepath.Join(workdir, "state-"+p.name)
+			if err := prepareState(state, c); err != nil {
+				return benchkit.Sample{}, err
 			}
-			m := benchkit.Median(samples)
+			s, log, err := pass(ctx, p, conf, state, workdir)
+			if err == nil && r == 0 {
+				err = check(state, c)
+			}
+			if err != nil {
+				return s, fmt.Errorf("%s: %v\n%s", p.name, err, log)
+			}
+			return s, nil
+		})
+		if err != nil {
+			return err
+		}
+		medians := map[string]float64{}
+		for side, p := range progs {
+			m := benchkit.Median(samples[side])
 			medians[p.name] = m
 			ratio := ""
 			if p.name == "ours" && medians["reference"] > 0 {
 				ratio = fmt.Sprintf("%.1fx", benchkit.Ratio(medians["reference"], m))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.2f\t%.1f\t%s\n", c.name, p.name, runs, m, m/float64(c.total), benchkit.PeakRSSMiB(samples), ratio)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.2f\t%.1f\t%s\n", c.name, p.name, runs, m, m/float64(c.total), benchkit.PeakRSSMiB(samples[side]), ratio)
 		}
 	}
 	return tw.Flush()

@@ -81,31 +81,29 @@ func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir 
 		return err
 	}
 	absOurs, _ := filepath.Abs(ours)
-	var refS, oursS []benchkit.Sample
-	for r := 0; r <= runs; r++ { // round 0 warms the cache dirs up
-		for _, p := range []struct {
-			label, bin string
-			out        *[]benchkit.Sample
-		}{{"ref", ref, &refS}, {"ours", absOurs, &oursS}} {
-			cache := filepath.Join(dir, p.label, "cache")
-			cmd := exec.CommandContext(ctx, p.bin, "--config-file", "/dev/null", "--one-time", "--force",
-				"--cachedir", cache, "--backup-cachedir", cache+".backup", "--local-path", filepath.Join(dir, "local"),
-				"-c", "true", "local")
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if p.bin == absOurs {
-				cmd.Args[0] = "os-collect-config"
-			}
-			os.MkdirAll(filepath.Dir(cache), 0o755)
-			s, err := benchkit.Run(cmd)
-			if err != nil {
-				return fmt.Errorf("%s: %v\n%s", p.bin, err, out.String())
-			}
-			if r > 0 {
-				*p.out = append(*p.out, s)
-			}
+	sides := []struct{ label, bin string }{{"ref", ref}, {"ours", absOurs}}
+	samples, err := benchkit.Alternate(runs, len(sides), func(_, side int) (benchkit.Sample, error) {
+		p := sides[side]
+		cache := filepath.Join(dir, p.label, "cache")
+		cmd := exec.CommandContext(ctx, p.bin, "--config-file", "/dev/null", "--one-time", "--force",
+			"--cachedir", cache, "--backup-cachedir", cache+".backup", "--local-path", filepath.Join(dir, "local"),
+			"-c", "true", "local")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if p.bin == absOurs {
+			cmd.Args[0] = "os-collect-config"
 		}
+		os.MkdirAll(filepath.Dir(cache), 0o755)
+		s, err := benchkit.Run(cmd)
+		if err != nil {
+			return s, fmt.Errorf("%s: %v\n%s", p.bin, err, out.String())
+		}
+		return s, nil
+	})
+	if err != nil {
+		return err
 	}
+	refS, oursS := samples[0], samples[1]
 	rm, om := benchkit.Median(refS), benchkit.Median(oursS)
 	ratio := benchkit.Ratio(rm, om)
 	fmt.Fprintf(stdout, "os-collect-config one-time cycle: local collector, %d files, %d bytes, --force, command true\n", 20, size)

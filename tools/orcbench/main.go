@@ -66,25 +66,21 @@ func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, work
 		if err := makeBase(base, c); err != nil {
 			return err
 		}
-		var refS, oursS []benchkit.Sample
-		for r := 0; r <= runs; r++ { // round 0 warms up and checks
-			for _, p := range []struct {
-				path string
-				out  *[]benchkit.Sample
-			}{{ref, &refS}, {absOurs, &oursS}} {
-				s, log, err := orc(ctx, p.path, base, filepath.Join(workdir, "lock"))
-				if err != nil {
-					return fmt.Errorf("%s: %v\n%s", p.path, err, log)
-				}
-				if r == 0 {
-					if n := strings.Count(log, " completed\n"); n != c.total {
-						return fmt.Errorf("%s ran %d of %d scripts:\n%s", p.path, n, c.total, log)
-					}
-					continue
-				}
-				*p.out = append(*p.out, s)
+		bins := []string{ref, absOurs}
+		samples, err := benchkit.Alternate(runs, len(bins), func(r, side int) (benchkit.Sample, error) {
+			s, log, err := orc(ctx, bins[side], base, filepath.Join(workdir, "lock"))
+			if err != nil {
+				return s, fmt.Errorf("%s: %v\n%s", bins[side], err, log)
 			}
+			if n := strings.Count(log, " completed\n"); r == 0 && n != c.total {
+				return s, fmt.Errorf("%s ran %d of %d scripts:\n%s", bins[side], n, c.total, log)
+			}
+			return s, nil
+		})
+		if err != nil {
+			return err
 		}
+		refS, oursS := samples[0], samples[1]
 		rm, om := benchkit.Median(refS), benchkit.Median(oursS)
 		ratio := benchkit.Ratio(rm, om)
 		verdict := "MISS"
