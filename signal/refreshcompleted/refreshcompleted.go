@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -214,11 +213,9 @@ func describe(d *deployment.Deployment) string {
 	return "via " + t
 }
 
+// touch marks a deployment signalled (an empty file, as touch(1) made).
 func touch(path string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
