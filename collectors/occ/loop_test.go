@@ -1,6 +1,7 @@
 package occ
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -200,6 +201,37 @@ func TestDaemonNotifiesSystemd(t *testing.T) {
 	all := strings.Join(got, "|")
 	if !strings.HasPrefix(all, "READY=1\nSTATUS=last pass") || !strings.Contains(all, "WATCHDOG=1") || !strings.HasSuffix(all, "STOPPING=1") {
 		t.Fatalf("notifications %q", all)
+	}
+}
+
+// With no command configured the daemon prints and exits 0, as the
+// reference does; under systemd it says READY first, so that the
+// Type=notify unit stops cleanly instead of being restarted forever.
+func TestNoCommandIsACleanStopUnderSystemd(t *testing.T) {
+	sock := t.TempDir() + "/notify.sock"
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	conf := dir + "/occ.conf"
+	os.WriteFile(conf, []byte("[DEFAULT]\ncollectors = local\n[local]\npath = "+dir+"/local\n"), 0o644)
+	var out bytes.Buffer
+	env := Env{Stdout: &out, Stderr: io.Discard, Notify: systemd.New()}
+	if err := Run(context.Background(), []string{"--config-file", conf}, env); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if out.String() != "{}\n" {
+		t.Errorf("printed %q, want {}", out.String())
+	}
+	buf := make([]byte, 4096)
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	n, err := conn.Read(buf)
+	if err != nil || !strings.HasPrefix(string(buf[:n]), "READY=1\nSTATUS=no command configured") {
+		t.Fatalf("notification %q (%v), want READY with the reason", buf[:n], err)
 	}
 }
 

@@ -19,5 +19,11 @@ func (r *runner) print(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintln(r.env.Stdout, pyjson.DumpsIndent(obj, 1))
+	// As the reference, exit 0 with nothing to run; under the Type=notify
+	// unit that is a clean stop, not a protocol failure restarted every
+	// RestartSec (an image booted before its configuration arrived).
+	if r.cfg.Command == "" {
+		r.env.Notify.Ready("no command configured: printed the collected data and stopped")
+	}
 	return nil
 }
