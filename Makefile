@@ -3,8 +3,9 @@ PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os
             heat-config-notify heat-config-rebuild-deployed tripleo-agent-status
 # heat-config's hooks, one link per deployment group (hooks/all).
 HOOKS    := script puppet ansible hiera json-file apply-config
-# os-refresh-config's scripts that join the chain, by phase.
-ORC_SCRIPTS := configure.d/20-os-apply-config configure.d/55-heat-config post-configure.d/99-refresh-completed
+# Elements (diskimage-builder's format) whose os-refresh-config scripts
+# (links to the binary) and os-apply-config templates make install lays out.
+ELEMENTS := $(sort $(patsubst %/,%,$(wildcard elements/*/)))
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 GO       ?= go
@@ -86,9 +87,11 @@ install: build
 	@for p in $(PROGRAMS); do ln -sfn tripleo-agent $(DESTDIR)$(PREFIX)/bin/$$p; done
 	install -d $(LIBEXEC)/os-refresh-config/configure.d $(LIBEXEC)/os-refresh-config/post-configure.d \
 	  $(LIBEXEC)/heat-config/hooks $(LIBEXEC)/os-apply-config/templates
-	@for s in $(ORC_SCRIPTS); do ln -sfn ../../../bin/tripleo-agent $(LIBEXEC)/os-refresh-config/$$s; done
 	@for h in $(HOOKS); do ln -sfn ../../../bin/tripleo-agent $(LIBEXEC)/heat-config/hooks/$$h; done
-	cp -R --no-preserve=ownership elements/heat-config/os-apply-config/. $(LIBEXEC)/os-apply-config/templates/
+	@for e in $(ELEMENTS); do \
+	  if [ -d $$e/os-refresh-config ]; then cp -R --no-dereference --preserve=mode,links --no-preserve=ownership $$e/os-refresh-config/. $(LIBEXEC)/os-refresh-config/; fi; \
+	  if [ -d $$e/os-apply-config ]; then cp -R --preserve=mode --no-preserve=ownership $$e/os-apply-config/. $(LIBEXEC)/os-apply-config/templates/; fi; \
+	done
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
 
