@@ -8,6 +8,8 @@
 #   lab.sh up DIR [SEED]     boot a container whose state lives in DIR (made
 #                            here); SEED is a tree copied over / before boot
 #   lab.sh exec DIR CMD...   run CMD inside (every namespace of its PID 1)
+#   lab.sh reboot DIR        power the container off and boot it again on
+#                            the same root (its changes kept)
 #   lab.sh down DIR          shut it down, unmount, remove DIR (idempotent)
 #
 # Environment:
@@ -16,6 +18,10 @@
 #                      interrupted or timed-out test still cleans up)
 #   LAB_KEEP=1         down: keep DIR (upper layer, journal, console.log)
 #   LAB_CACHE_DIR      rootfs cache (default /var/cache/tripleo-agent-test)
+#   LAB_ROOTFS         up: boot this root filesystem (read-only, under an
+#                      overlay) instead of the cached one (a golden image)
+#   LAB_NETWORK=host   up: share the host's network (127.0.0.1 included)
+#                      instead of a private one
 #   LAB_MIRROR         Debian mirror (default: the first in the apt sources)
 #   LAB_BOOT_TIMEOUT   seconds to wait for the container's systemd (60)
 #
@@ -31,7 +37,8 @@ SUITE=bookworm
 PACKAGES=systemd,systemd-sysv,dbus,procps
 ROOTFS_VERSION=1
 CACHE_DIR=${LAB_CACHE_DIR:-/var/cache/tripleo-agent-test}
-ROOTFS=$CACHE_DIR/rootfs-$SUITE-v$ROOTFS_VERSION
+BASE_ROOTFS=$CACHE_DIR/rootfs-$SUITE-v$ROOTFS_VERSION
+ROOTFS=${LAB_ROOTFS:-$BASE_ROOTFS}
 BOOT_TIMEOUT=${LAB_BOOT_TIMEOUT:-60}
 IN_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -95,9 +102,9 @@ mirror() {
 
 # ------------------------------------------------------------------ rootfs
 build_rootfs() {
-  local tmp=$ROOTFS.tmp.$$ m t0=$SECONDS
+  local tmp=$BASE_ROOTFS.tmp.$$ m t0=$SECONDS
   m=$(mirror)
-  log "building $ROOTFS: debootstrap --variant=minbase --include=$PACKAGES $SUITE from $m"
+  log "building $BASE_ROOTFS: debootstrap --variant=minbase --include=$PACKAGES $SUITE from $m"
   rm -rf "$tmp"
   if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$tmp" "$m" >"$CACHE_DIR/debootstrap.log" 2>&1; then
     tail -n 30 "$CACHE_DIR/debootstrap.log" >&2
@@ -117,15 +124,15 @@ build_rootfs() {
   printf '[Journal]\nStorage=persistent\n' >"$tmp/etc/systemd/journald.conf.d/10-lab.conf"
   rm -rf "$tmp/var/cache/apt/archives/"*.deb "$tmp/var/cache/apt/"*.bin "$tmp/var/lib/apt/lists/"*_Packages \
     "$tmp/var/lib/apt/lists/"*Release* "$tmp/var/log/"*.log
-  mv "$tmp" "$ROOTFS"
-  log "rootfs built in $((SECONDS - t0))s ($(du -sh "$ROOTFS" | cut -f1))"
+  mv "$tmp" "$BASE_ROOTFS"
+  log "rootfs built in $((SECONDS - t0))s ($(du -sh "$BASE_ROOTFS" | cut -f1))"
 }
 
 ensure_rootfs() {
   mkdir -p "$CACHE_DIR"
   (
     flock 9 # one build at a time; the others wait and use it
-    [ -d "$ROOTFS" ] || build_rootfs
+    [ -d "$BASE_ROOTFS" ] || build_rootfs
   ) 9>"$CACHE_DIR/.lock"
 }
 
@@ -176,6 +183,8 @@ up() {
   fi
   ensure_host_tools
   ensure_rootfs
+  [ -d "$ROOTFS/etc" ] || die "$ROOTFS is not a root filesystem"
+  put network "${LAB_NETWORK:-private}"
 
   name=occlab-$(basename "$D" | tr -cd 'A-Za-z0-9' | tail -c 10)
   put name "$name"
@@ -190,9 +199,19 @@ up() {
     tar -C "$seed" -cf - . | tar -C "$D/root" -xpf - --no-overwrite-dir
   fi
 
+  boot
+  log "up in $((SECONDS - t0))s"
+}
+
+# boot: start systemd-nspawn on DIR/root and wait until its systemd has
+# booted (running or degraded).
+boot() {
+  local name ns leader state tb=$SECONDS
+  name=$(get name)
   local nspawn=(systemd-nspawn --directory="$D/root" --machine="$name" --boot --register=no --keep-unit
-    --link-journal=no --console=read-only --private-network)
-  local tb=$SECONDS
+    --link-journal=no --console=read-only)
+  [ "$(get network)" = host ] || nspawn+=(--private-network)
+
   if host_has_systemd; then
     put mode systemd-run
     put unit "$name.service"
@@ -241,8 +260,19 @@ up() {
     degraded) log "WARNING: the container is degraded:" && in_container systemctl --failed --no-legend >&2 || true ;;
     *) tail -n 30 "$D/console.log" >&2; die "not booted within ${BOOT_TIMEOUT}s (state: ${state:-unknown})" ;;
   esac
-  log "$name is $state: PID 1 = host pid $leader, boot $((SECONDS - tb))s, up $((SECONDS - t0))s, root $D/root"
+  log "$name is $state: PID 1 = host pid $leader, boot $((SECONDS - tb))s, root $D/root"
 }
+
+# reboot: power the container off (as down does) and boot it again, the
+# same overlay and so the same disk.
+reboot() {
+  [ -f "$D/state/lab" ] || die "$D is not a lab"
+  exec 8>>"$D/state/lock"
+  flock 8
+  poweroff
+  boot
+}
+
 
 # ------------------------------------------------------------------ exec
 in_container() {
@@ -254,15 +284,10 @@ in_container() {
 }
 
 # ------------------------------------------------------------------ down
-down() {
-  [ -f "$D/state/lab" ] || { log "nothing to do: $D is not a lab"; return 0; }
-  exec 8>>"$D/state/lock"
-  flock 8
-  [ -f "$D/state/lab" ] || return 0 # another down was first
-  local g ns name l i
-  g=$(get guard.pid)
-  if [ -z "${LAB_GUARD:-}" ] && alive "$g" "$(get guard.start)"; then kill "$g" 2>/dev/null || true; fi
-  name=$(get name)
+# poweroff: stop the container (its systemd shuts down) and wait until its
+# PID 1 is gone; the root stays mounted.
+poweroff() {
+  local ns l i
   ns=$(get nspawn.pid)
   if [ "$(get mode)" = systemd-run ]; then
     systemctl stop "$(get unit)" 2>/dev/null || true
@@ -277,7 +302,19 @@ down() {
   fi
   l=$(get leader.pid)
   for i in $(seq 100); do alive "$l" "$(get leader.start)" || break; sleep 0.1; done
-  alive "$l" "$(get leader.start)" && die "the container's PID 1 ($l) is still alive; $D left alone"
+  if alive "$l" "$(get leader.start)"; then die "the container's PID 1 ($l) is still alive; $D left alone"; fi
+}
+
+down() {
+  [ -f "$D/state/lab" ] || { log "nothing to do: $D is not a lab"; return 0; }
+  exec 8>>"$D/state/lock"
+  flock 8
+  [ -f "$D/state/lab" ] || return 0 # another down was first
+  local g name
+  g=$(get guard.pid)
+  if [ -z "${LAB_GUARD:-}" ] && alive "$g" "$(get guard.start)"; then kill "$g" 2>/dev/null || true; fi
+  name=$(get name)
+  poweroff
   if mountpoint -q "$D/root"; then umount -R "$D/root" 2>/dev/null || umount -R -l "$D/root"; fi
   for d in $(cat "$D/state/cgroups" 2>/dev/null); do
     [ -d "$d" ] && { find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
@@ -315,9 +352,9 @@ case "$cmd" in
   rootfs)
     ensure_host_tools
     ensure_rootfs
-    echo "$ROOTFS"
+    echo "$BASE_ROOTFS"
     ;;
-  up | exec | down | _guard)
+  up | exec | reboot | down | _guard)
     [ $# -ge 1 ] || die "usage: lab.sh $cmd DIR ..."
     D=$(realpath -m "$1")
     shift
@@ -327,12 +364,13 @@ case "$cmd" in
         [ $# -ge 1 ] || die "usage: lab.sh exec DIR CMD..."
         in_container "$@"
         ;;
+      reboot) reboot ;;
       down) down ;;
       _guard) guard "$@" ;;
     esac
     ;;
   *)
-    sed -n '2,24p' "$0" >&2
+    sed -n '2,30p' "$0" >&2
     exit 2
     ;;
 esac
