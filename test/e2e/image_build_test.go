@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The elements of the golden image: the agent with the hooks TestImage's
+// stack uses.
+var goldenElements = []string{"os-collect-config", "heat-config-script", "heat-config-puppet"}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// built is what buildImage made, once per test binary.
+type built struct {
+	golden, python string // root filesystems
+	deb            string // the package
+	debSize        int64
+	// how long each part took; baseCached: the debootstrap rootfs was
+	// there already
+	base, debBuild, goldenApply, pythonApply time.Duration
+	baseCached                               bool
+}
+
+var (
+	imageOnce sync.Once
+	images    built
+	imageErr  error
+)
+
+// buildImages builds the package (make deb), the Debian 12 rootfs
+// (debootstrap, cached by lab.sh between runs), and from copies of it two
+// images: the golden one (goldenElements applied with
+// scripts/apply-elements, the package installed by the tripleo-agent
+// element) and, for the upgrade, one as the Python agent left a node
+// (testdata/elements/python-agent).
+func buildImages(t *testing.T) built {
+	t.Helper()
+	imageOnce.Do(func() { images, imageErr = build(install(t)) })
+	if imageErr != nil {
+		t.Fatal(imageErr)
+	}
+	return images
+}
+
+func build(in Installed) (b built, err error) {
+	ctx := context.Background()
+	dir := filepath.Join(lab.Dir, "images")
+	if err := os.RemoveAll(dir); err != nil {
+		return b, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return b, err
+	}
+	step := func(d *time.Duration, timeout time.Duration, c Cmd) (string, error) {
+		t0 := time.Now()
+		res, err := Run(ctx, timeout, c)
+		*d = time.Since(t0)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w\n%s%s", strings.Join(c.Argv, " "), err, tail(res.Stdout, 3000), tail(res.Stderr, 3000))
+		}
+		return strings.TrimSpace(string(res.Stdout)), nil
+	}
+
+	out, err := step(&b.debBuild, 10*time.Minute, Cmd{Dir: repoRoot(), Argv: []string{"make", "-s", "deb", "DEB_OUT=" + dir}})
+	if err != nil {
+		return b, err
+	}
+	b.deb = out[strings.LastIndex(out, "\n")+1:]
+	fi, err := os.Stat(b.deb)
+	if err != nil {
+		return b, fmt.Errorf("make deb printed %q: %w", b.deb, err)
+	}
+	b.debSize = fi.Size()
+
+	cache := os.Getenv("LAB_CACHE_DIR")
+	if cache == "" {
+		cache = "/var/cache/tripleo-agent-test"
+	}
+	if ents, _ := filepath.Glob(filepath.Join(cache, "rootfs-*")); len(ents) > 0 {
+		b.baseCached = true
+	}
+	base, err := step(&b.base, 30*time.Minute, Cmd{Argv: []string{labSh(), "rootfs"}, Env: labEnv()})
+	if err != nil {
+		return b, err
+	}
+	base = base[strings.LastIndex(base, "\n")+1:]
+
+	apply := func(d *time.Duration, name string, env []string, elements ...string) (string, error) {
+		root := filepath.Join(dir, name)
+		t0 := time.Now()
+		if _, err := step(d, 10*time.Minute, Cmd{Argv: []string{"cp", "-a", "--reflink=auto", base, root}}); err != nil {
+			return "", err
+		}
+		argv := append([]string{filepath.Join(repoRoot(), "scripts", "apply-elements"),
+			"-r", filepath.Join(in.Dir, "usr", "bin", "dib-run-parts"), root}, elements...)
+		if _, err := step(d, 20*time.Minute, Cmd{Argv: argv, Env: append(os.Environ(), env...)}); err != nil {
+			return "", err
+		}
+		*d = time.Since(t0)
+		return root, nil
+	}
+	if b.golden, err = apply(&b.goldenApply, "golden", []string{"DIB_TRIPLEO_AGENT_DEB=" + b.deb}, goldenElements...); err != nil {
+		return b, err
+	}
+	elements := filepath.Join(repoRoot(), "test", "e2e", "testdata", "elements")
+	b.python, err = apply(&b.pythonApply, "python", []string{"ELEMENTS_PATH=" + elements,
+		"DIB_HEAT_CONFIG_BINARY=" + filepath.Join(in.Dir, "usr", "bin", "tripleo-agent"), "DIB_TRIPLEO_REPO=" + repoRoot()},
+		"python-agent")
+	return b, err
+}
