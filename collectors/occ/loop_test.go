@@ -159,16 +159,24 @@ func TestFractionalSplay(t *testing.T) {
 	}
 }
 
-// Under systemd the daemon says READY after its first cycle, STATUS after
-// later ones, feeds the watchdog from its loop, and says STOPPING at exit.
-func TestDaemonNotifiesSystemd(t *testing.T) {
+// listenNotify is systemd's end of sd_notify for one test: NOTIFY_SOCKET
+// points at it.
+func listenNotify(t *testing.T) *net.UnixConn {
+	t.Helper()
 	sock := t.TempDir() + "/notify.sock"
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	t.Setenv("NOTIFY_SOCKET", sock)
+	return conn
+}
+
+// Under systemd the daemon says READY after its first cycle, STATUS after
+// later ones, feeds the watchdog from its loop, and says STOPPING at exit.
+func TestDaemonNotifiesSystemd(t *testing.T) {
+	conn := listenNotify(t)
 	t.Setenv("WATCHDOG_USEC", "1000000") // pings due every 0.5 s
 	dir := t.TempDir()
 	os.MkdirAll(dir+"/local", 0o755)
@@ -208,13 +216,7 @@ func TestDaemonNotifiesSystemd(t *testing.T) {
 // reference does; under systemd it says READY first, so that the
 // Type=notify unit stops cleanly instead of being restarted forever.
 func TestNoCommandIsACleanStopUnderSystemd(t *testing.T) {
-	sock := t.TempDir() + "/notify.sock"
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	t.Setenv("NOTIFY_SOCKET", sock)
+	conn := listenNotify(t)
 	dir := t.TempDir()
 	os.MkdirAll(dir+"/local", 0o755)
 	conf := dir + "/occ.conf"
