@@ -113,6 +113,7 @@ func TestEveryHookHasAnElement(t *testing.T) {
 // What the elements carry for os-refresh-config is what make install
 // lays out: the same scripts, links to the binary.
 func TestElementScriptsAreInstalled(t *testing.T) {
+	dest := installed(t)
 	scripts, _ := filepath.Glob(filepath.Join(elementsDir, "*", "os-refresh-config", "*.d", "*"))
 	if len(scripts) != 3 {
 		t.Fatalf("os-refresh-config scripts in elements: %v, want 20-os-apply-config, 55-heat-config, 99-refresh-completed", scripts)
