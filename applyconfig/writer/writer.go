@@ -86,6 +86,7 @@ func Apply(files []File, log *slog.Logger) (Result, error) {
 		}
 		plan[i] = p
 	}
+	sweepLeftovers(plan, log)
 
 	dirs := newDirSet()
 	if err := stage(plan, dirs); err != nil {
@@ -237,8 +238,8 @@ func syncDirFS(dir string) error {
 	return syncFS(f)
 }
 
-// writeTemp writes p's body to a new file "tmpXXXXXXXX" in the target's
-// directory (the reference's naming) and returns its path.
+// writeTemp writes p's body to a new staging file in the target's
+// directory (see stageName) and returns its path.
 func writeTemp(p *planned, dirs *dirSet) (string, error) {
 	dir := filepath.Dir(p.Path)
 	if err := dirs.mkdirAll(dir); err != nil {
@@ -247,7 +248,7 @@ func writeTemp(p *planned, dirs *dirSet) (string, error) {
 	var fd int
 	var name string
 	for try := 0; ; try++ {
-		name = filepath.Join(dir, "tmp"+randomSuffix())
+		name = filepath.Join(dir, stageName(os.Getpid()))
 		var err error
 		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 		if err == nil {

@@ -1,0 +1,90 @@
+package writer
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tripleo-go/agent/internal/logging"
+)
+
+// A staged file is not live configuration in a directory that its reader
+// takes whole, however the run ends: each reader's rule skips its name.
+func TestStageNamesAreSkippedByDirectoryReaders(t *testing.T) {
+	runParts := regexp.MustCompile(`^[a-zA-Z0-9_-]+$`) // Debian's run-parts, and so cron.daily & co.
+	for range 100 {
+		name := stageName(os.Getpid())
+		readers := map[string]bool{
+			"hidden (systemd, most *.d readers)":       !strings.HasPrefix(name, "."),
+			"/etc/cron.d and sudoers.d: no dot inside": !strings.Contains(name[1:], "."),
+			"run-parts":                              runParts.MatchString(name),
+			"*.conf (modprobe.d, sysctl.d, systemd)": strings.HasSuffix(name, ".conf"),
+			"*.json, *.yaml, *.sh":                   strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".sh"),
+		}
+		for reader, reads := range readers {
+			if reads {
+				t.Errorf("%s would read the staged file %q", reader, name)
+			}
+		}
+		if !stagePattern.MatchString(name) {
+			t.Errorf("%q is not recognised as a staged file", name)
+		}
+	}
+}
+
+// deadPID is the PID of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// The next run removes what a killed run staged, in every directory it
+// writes into, and nothing else: not a running writer's files, not an
+// operator's files that look alike.
+func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other")
+	os.MkdirAll(other, 0o755)
+	dead := deadPID(t)
+	put := func(d, name string) string {
+		p := filepath.Join(d, name)
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	gone := []string{put(dir, stageName(dead)), put(other, stageName(dead))}
+	kept := []string{
+		put(dir, stageName(os.Getppid())), // a writer still running
+		put(dir, ".os-apply-config-notes"),
+		put(dir, "tmpabcdefgh"), // the reference's naming: may be anyone's
+		put(dir, ".os-apply-config-"+strconv.Itoa(dead)+"-abcdefgh.tmp.bak"),
+	}
+	notAFile := filepath.Join(dir, stageName(dead))
+	if err := os.Mkdir(notAFile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, notAFile)
+
+	if _, err := Apply([]File{file(filepath.Join(dir, "a.conf"), "a\n"), file(filepath.Join(other, "b.conf"), "b\n")}, logging.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gone {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s: a dead writer's staged file was left", p)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}
