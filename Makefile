@@ -11,7 +11,7 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e image-test deb
+.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e image-test torture deb
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -63,6 +63,12 @@ e2e:
 # undercloud; and the swap of a Python agent's node to the .deb.
 image-test:
 	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -run 'TestImage' ./test/e2e/
+
+# The long mode of test/torture (make test runs 100 trials per case):
+# os-apply-config SIGKILLed at random instants of a 1000-template render,
+# then run again; every file old or new, nothing left behind.
+torture:
+	TORTURE_KILLS=1000 $(GO) test -count=1 -v -timeout 60m ./test/torture/
 
 # Go benchmarks, then ours against the reference. 55-heat-config's
 # reference is not packaged in Debian: HEAT_AGENTS=<a checkout of

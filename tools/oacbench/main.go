@@ -38,6 +38,7 @@ type config struct {
 	which     string // fresh, steady or all
 	seed      uint64
 	verbose   bool
+	corpusTo  string // write the corpus there and stop
 }
 
 func main() {
@@ -48,6 +49,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return 2
+	}
+	if cfg.corpusTo != "" {
+		// For other harnesses (test/torture): the same corpus, no timing.
+		paths, err := buildCorpus(cfg.seed).write(cfg.corpusTo)
+		if err != nil {
+			fmt.Fprintf(stderr, "oacbench: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, strings.Join(append([]string{paths.templates}, paths.meta...), "\n"))
+		fmt.Fprintln(stdout, paths.modified[len(paths.modified)-1])
+		return 0
 	}
 	// Interrupts cancel the running child and still clean the workdir up.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -72,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.which, "case", "all", "case to run: fresh, steady or all")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "corpus generator seed")
 	fs.BoolVar(&cfg.verbose, "v", false, "print every run's wall time and peak RSS")
+	fs.StringVar(&cfg.corpusTo, "write-corpus", "", "only write the corpus under this directory and print its paths: templates, the three metadata files, the modified third")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

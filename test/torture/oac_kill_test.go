@@ -1,0 +1,273 @@
+// Package torture tries to break the programs the way a node does: a
+// process killed at a random instant, then the chain run again. After
+// every trial each output file holds its old or its new bytes and mode,
+// never partial, and the next run leaves nothing behind.
+//
+// TORTURE_KILLS sets the number of kill trials per case (default 100;
+// make torture: 1000); TORTURE_OS_APPLY_CONFIG runs them on another build.
+// -short skips it.
+package torture
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func trials(t *testing.T) int {
+	if testing.Short() {
+		t.Skip("kill trials take a while")
+	}
+	n := 100
+	if s := os.Getenv("TORTURE_KILLS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("TORTURE_KILLS=%q", s)
+		}
+	}
+	return n
+}
+
+// build builds the agent and returns the path of its os-apply-config link.
+func build(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "tripleo-agent"), "./cmd/tripleo-agent")
+	cmd.Dir, cmd.Env = repoRoot(), append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	oac := filepath.Join(dir, "os-apply-config")
+	if err := os.Symlink("tripleo-agent", oac); err != nil {
+		t.Fatal(err)
+	}
+	return oac
+}
+
+// corpus writes the bench corpus (tools/oacbench) and returns its
+// templates, its metadata and the metadata with the third file modified.
+func corpus(t *testing.T) (templates string, meta, modified []string) {
+	t.Helper()
+	cmd := exec.Command("go", "run", "./tools/oacbench", "-write-corpus", t.TempDir())
+	cmd.Dir = repoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oacbench -write-corpus: %v", err)
+	}
+	p := strings.Fields(string(out))
+	if len(p) != 5 {
+		t.Fatalf("oacbench -write-corpus printed %q", out)
+	}
+	return p[0], p[1:4], []string{p[1], p[2], p[4]}
+}
+
+// scratch is a directory for the output trees: on tmpfs when there is one
+// (the trials are about processes, not disks, and thousands of file
+// creations are slow on some VMs' /tmp), else under t.TempDir.
+func scratch(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "torture-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// entry is a file of an output tree.
+type entry struct {
+	mode fs.FileMode
+	body []byte
+}
+
+// snapshot reads every file under dir (not directories).
+func snapshot(t *testing.T, dir string) map[string]entry {
+	t.Helper()
+	tree := map[string]entry{}
+	if _, err := os.Lstat(dir); os.IsNotExist(err) {
+		return tree // killed before it made the output directory
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		tree[rel] = entry{mode: fi.Mode(), body: b}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+func render(oac, templates, out string, meta []string) *exec.Cmd {
+	args := append([]string{"-t", templates, "-o", out, "-m"}, meta...)
+	cmd := exec.Command(oac, append(args, "--fallback-metadata")...)
+	return cmd
+}
+
+func mustRender(t *testing.T, oac, templates, out string, meta []string) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	if b, err := render(oac, templates, out, meta).CombinedOutput(); err != nil {
+		t.Fatalf("os-apply-config: %v\n%s", err, b)
+	}
+	return time.Since(t0)
+}
+
+// What a killed os-apply-config may leave beside its targets: its staged
+// files, under names directory readers skip (applyconfig/writer).
+var staged = regexp.MustCompile(`^\.os-apply-config-[0-9]+-[a-z0-9_]{8}\.tmp$`)
+
+// TestKillApplyConfig kills os-apply-config at a random instant of a
+// render of the 1000-template bench corpus, in two cases: a first render
+// into an empty tree, and a change of metadata over a rendered tree; then
+// runs it again to completion. Every file must be its old or its new self
+// after the kill, anything else only a staged file, and after the second
+// run the tree must be exactly the new one.
+func TestKillApplyConfig(t *testing.T) {
+	n := trials(t)
+	oac := os.Getenv("TORTURE_OS_APPLY_CONFIG") // another build, to see the harness catch it
+	if oac == "" {
+		oac = build(t)
+	}
+	templates, meta, modified := corpus(t)
+	work := scratch(t)
+	oldTree := filepath.Join(work, "old")
+	mustRender(t, oac, templates, oldTree, meta)
+	freshNew := filepath.Join(work, "fresh-new")
+	freshTime := mustRender(t, oac, templates, freshNew, meta)
+	changeNew := filepath.Join(work, "change-new")
+	if err := exec.Command("cp", "-a", oldTree, changeNew).Run(); err != nil {
+		t.Fatal(err)
+	}
+	changeTime := mustRender(t, oac, templates, changeNew, modified)
+
+	cases := []struct {
+		name     string
+		old      string // "" : nothing
+		meta     []string
+		want     map[string]entry
+		duration time.Duration
+	}{
+		{"fresh", "", meta, snapshot(t, freshNew), freshTime},
+		{"change", oldTree, modified, snapshot(t, changeNew), changeTime},
+	}
+	old := snapshot(t, oldTree)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := map[string]entry{}
+			if c.old != "" {
+				before = old
+			}
+			var leftovers, torn, lost int
+			for i := range n {
+				out := filepath.Join(work, "out")
+				os.RemoveAll(out)
+				if c.old != "" {
+					if err := exec.Command("cp", "-a", c.old, out).Run(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				delay := time.Duration(rand.Int64N(int64(c.duration) * 6 / 5))
+				killAfter(t, render(oac, templates, out, c.meta), delay)
+				got := snapshot(t, out)
+				for rel, e := range got {
+					w, isNew := c.want[rel]
+					o, isOld := before[rel]
+					switch {
+					case isNew && same(e, w), isOld && same(e, o):
+					case !isNew && !isOld && staged.MatchString(filepath.Base(rel)):
+						leftovers++
+					default:
+						torn++
+						t.Errorf("trial %d (killed after %v): %s is neither old nor new (%d bytes, %v)", i, delay, rel, len(e.body), e.mode)
+					}
+				}
+				for rel := range before {
+					if _, kept := c.want[rel]; !kept {
+						continue // the new render deletes it: gone is new
+					}
+					if _, ok := got[rel]; !ok {
+						lost++
+						t.Errorf("trial %d (killed after %v): %s is gone", i, delay, rel)
+					}
+				}
+				mustRender(t, oac, templates, out, c.meta)
+				again := snapshot(t, out)
+				if diff := diffTrees(again, c.want); diff != "" {
+					t.Fatalf("trial %d: after the run that followed the kill: %s", i, diff)
+				}
+			}
+			t.Logf("TORTURE os-apply-config %s: %d kills within %v; files torn %d, lost %d; staged files left by the kills %d, all removed by the next run",
+				c.name, n, c.duration*6/5, torn, lost, leftovers)
+		})
+	}
+}
+
+// killAfter starts cmd and SIGKILLs it after delay (if it still runs).
+func killAfter(t *testing.T, cmd *exec.Cmd, delay time.Duration) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), delay)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+	}
+}
+
+func same(a, b entry) bool { return a.mode == b.mode && bytes.Equal(a.body, b.body) }
+
+// diffTrees says how got differs from want ("" if not at all).
+func diffTrees(got, want map[string]entry) string {
+	var d []string
+	for rel, e := range got {
+		if w, ok := want[rel]; !ok {
+			d = append(d, "extra "+rel)
+		} else if !same(e, w) {
+			d = append(d, "differs "+rel)
+		}
+	}
+	for rel := range want {
+		if _, ok := got[rel]; !ok {
+			d = append(d, "missing "+rel)
+		}
+	}
+	if len(d) > 5 {
+		d = append(d[:5], fmt.Sprintf("and %d more", len(d)-5))
+	}
+	return strings.Join(d, ", ")
+}
