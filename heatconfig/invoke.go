@@ -55,6 +55,11 @@ func (r *runner) invoke(ctx context.Context, i int, v pyjson.Value) {
 		log = log.With("deployment_group", d.Group())
 	}
 	statePath := filepath.Join(r.c.deployed, d.ID()+".json")
+	inflight := filepath.Join(r.c.deployed, d.ID()+inflightSuffix)
+	if exists(statePath) && exists(inflight) {
+		r.recover(ctx, log, d, statePath, inflight)
+		return
+	}
 	if exists(statePath) {
 		log.Warn("Skipping config " + d.ID() + ", already deployed")
 		log.Warn("To force-deploy, rm " + statePath)
@@ -66,15 +71,24 @@ func (r *runner) invoke(ctx context.Context, i int, v pyjson.Value) {
 	}
 	// The state file is written before the hook runs: a deployment is
 	// attempted at most once per id, even if the hook fails or the node
-	// goes down meanwhile.
+	// goes down meanwhile. The in-flight marker, before it and removed
+	// once the signal went, tells the next run that one did not finish.
+	os.Remove(inflight) // a run killed before it wrote the state file
+	if err := writeNew(inflight, nil); err != nil {
+		log.Error(fmt.Sprintf("Skipping deployment %s: writing %s: %v", deployment.Label(v), inflight, err))
+		return
+	}
 	if err := writeNew(statePath, []byte(d.Indented())); err != nil {
 		if errors.Is(err, fs.ErrExist) {
+			// the marker is the concurrent run's to remove
 			log.Warn("Skipping config " + d.ID() + ", already deployed by a concurrent run")
 			return
 		}
+		removeDurably(inflight)
 		log.Error(fmt.Sprintf("Skipping deployment %s: writing %s: %v", deployment.Label(v), statePath, err))
 		return
 	}
+	defer removeDurably(inflight)
 	var res hookResult
 	if !found {
 		log.Error(fmt.Sprintf("Skipping group %s with no hook script None", d.Group()))

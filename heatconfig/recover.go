@@ -1,0 +1,51 @@
+package heatconfig
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// inflightSuffix names the marker of a deployment whose run has not
+// finished: created (and synced) before its state file, removed once its
+// signal went. The reference had none: a node killed or powered off while
+// a hook ran never ran that deployment again and never signalled it, and
+// the stack waited for its timeout.
+const inflightSuffix = ".inflight"
+
+// interruptedCode is the status code of a deployment whose run the agent
+// did not see to its end.
+const interruptedCode = 137
+
+// recover signals a deployment whose run was cut short, without running
+// it again (at most once per id): with its result if the hook had
+// finished (the signal data was written, the signal may not have gone),
+// else as failed.
+func (r *runner) recover(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath, inflight string) {
+	defer removeDurably(inflight)
+	notifyPath := filepath.Join(r.c.deployed, d.ID()+".notify.json")
+	if b, err := os.ReadFile(notifyPath); err == nil {
+		if data, err := pyjson.Loads(b); err == nil {
+			log.Warn(fmt.Sprintf("Deployment %s finished but its run was cut short before its signal was sent: signalling its result", d.ID()))
+			r.notify(ctx, log, d, statePath, data)
+			return
+		}
+	}
+	log.Warn(fmt.Sprintf("Deployment %s was interrupted (the agent was killed or the node went down while its hook ran): signalling it as failed, not running it again", d.ID()))
+	res := hookResult{code: interruptedCode,
+		stderr: []byte("heat-config: the run of this deployment was interrupted (the agent was killed or the node went down); it is not run again\n")}
+	r.notify(ctx, log, d, statePath, res.signalData())
+}
+
+// removeDurably removes a marker and makes its removal durable, so that a
+// power cut right after does not bring it back.
+func removeDurably(path string) {
+	if err := os.Remove(path); err == nil {
+		_ = syncDir(filepath.Dir(path))
+	}
+}
