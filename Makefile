@@ -66,7 +66,8 @@ image-test:
 
 # The long mode of test/torture (make test runs 100 trials per case):
 # os-apply-config SIGKILLed at random instants of a 1000-template render,
-# then run again; every file old or new, nothing left behind.
+# then run again (every file old or new, nothing left behind), and
+# 55-heat-config with its hooks (each deployment at most once, signalled).
 torture:
 	TORTURE_KILLS=1000 $(GO) test -count=1 -v -timeout 60m ./test/torture/
 

@@ -1,7 +1,9 @@
 // Package torture tries to break the programs the way a node does: a
-// process killed at a random instant, then the chain run again. After
-// every trial each output file holds its old or its new bytes and mode,
-// never partial, and the next run leaves nothing behind.
+// process killed at a random instant, then run again. After every
+// os-apply-config trial each output file holds its old or its new bytes
+// and mode, never partial, and the next run leaves nothing behind; after
+// every 55-heat-config trial each deployment ran at most once and was
+// signalled.
 //
 // TORTURE_KILLS sets the number of kill trials per case (default 100;
 // make torture: 1000); TORTURE_OS_APPLY_CONFIG runs them on another build.
