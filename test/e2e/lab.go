@@ -109,7 +109,8 @@ type Stack struct {
 // goes through transport, a script deployment signalling through signal
 // (NO_SIGNAL: complete at once) and an os-apply-config deployment, both
 // with input greeting; it returns once the server's metadata (and, for
-// POLL_TEMP_URL, the Swift object) holds both deployments.
+// POLL_TEMP_URL, the Swift object; for ZAQAR_MESSAGE, the queue's newest
+// message) holds both deployments.
 func (l *Lab) CreateStack(ctx context.Context, name, transport, signal, greeting string) (*Stack, error) {
 	return l.stack(ctx, "create", name, "--replace", "--transport", transport, "--signal", signal, "--greeting", greeting)
 }

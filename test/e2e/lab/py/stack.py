@@ -32,6 +32,7 @@ import json
 import os
 import sys
 import time
+import uuid
 
 import requests
 from heatclient import client as heat_client
@@ -233,6 +234,43 @@ def metadata_with(hc, stack_id, want):
             r = requests.get(url, timeout=30)
             return r.status_code == 200 and inputs_ok(r.json(), want)
         until('temp URL object with inputs %r' % want, object_ok)
+    # ZAQAR_MESSAGE: heat-engine posts each change to the server's queue
+    # after the database too; wait until the newest message says the same
+    # (listed, not claimed: the agent pops them).
+    zq = (md.get('os-collect-config') or {}).get('zaqar')
+    if zq:
+        zs = session.Session(auth=v3.Password(
+            auth_url=zq['auth_url'], user_id=zq['user_id'],
+            password=zq['password'], project_id=zq['project_id']))
+        base = zs.get_endpoint(service_type='messaging', interface='public')
+        client = str(uuid.uuid4())
+
+        def newest():
+            path, last = '/v2/queues/%s/messages' % zq['queue_id'], None
+            for _ in range(50):  # pages of 20, oldest first
+                r = zs.get(base.rstrip('/') + path, raise_exc=False,
+                           headers={'Client-ID': client},
+                           params=None if '?' in path else {
+                               'echo': 'true', 'include_claimed': 'true',
+                               'limit': 20})
+                if r.status_code != 200:
+                    return last
+                body = r.json()
+                msgs = body.get('messages') or []
+                if not msgs:
+                    return last
+                last = msgs[-1].get('body')
+                nxt = [ln['href'] for ln in body.get('links') or []
+                       if ln.get('rel') == 'next']
+                if not nxt:
+                    return last
+                path = nxt[0]
+            return last
+
+        def queue_ok():
+            m = newest()
+            return isinstance(m, dict) and inputs_ok(m, want)
+        until('zaqar message with inputs %r' % want, queue_ok)
     return md
 
 
