@@ -1,6 +1,7 @@
 package heatconfig
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,14 @@ const interruptedCode = 137
 // else as failed.
 func (r *runner) recover(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath, inflight string) {
 	defer removeDurably(inflight)
+	// A run killed while it wrote the state file left it empty or cut:
+	// heat-config-notify reads the signal's address from it, and a later
+	// run takes it for the deployment. It is this deployment's document.
+	if b, err := os.ReadFile(statePath); err != nil || !bytes.Equal(b, []byte(d.Indented())) {
+		if err := replaceDurably(statePath, []byte(d.Indented())); err != nil {
+			log.Error(fmt.Sprintf("rewriting %s: %v", statePath, err))
+		}
+	}
 	notifyPath := filepath.Join(r.c.deployed, d.ID()+".notify.json")
 	if b, err := os.ReadFile(notifyPath); err == nil {
 		if data, err := pyjson.Loads(b); err == nil {

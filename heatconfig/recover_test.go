@@ -1,6 +1,7 @@
 package heatconfig
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,45 @@ func TestInflightMarkerOnlyWhileRunning(t *testing.T) {
 	}
 	if _, ok := n.notified()["d1"]; !ok {
 		t.Errorf("not signalled")
+	}
+}
+
+// A run killed while it wrote the state file leaves it empty or cut
+// short; heat-config-notify reads the signal's address from it, so the
+// next run puts the deployment's document back before it signals.
+func TestTornStateFileIsRewrittenBeforeItsSignal(t *testing.T) {
+	for _, torn := range []string{"", "{\n  \"config\": \"#!/bin/sh"} {
+		n := newNode(t)
+		n.hook("script", `echo ran >> "$NODE/runs"`)
+		n.deployments(dep("d1", "script"))
+		if err := os.MkdirAll(n.deployed, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		state := filepath.Join(n.deployed, "d1.json")
+		for path, body := range map[string]string{state: torn, filepath.Join(n.deployed, "d1"+inflightSuffix): ""} {
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := n.run(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(n.dir, "runs")); err == nil {
+			t.Errorf("torn %q: the deployment ran again", torn)
+		}
+		b, err := os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil || doc["id"] != "d1" {
+			t.Errorf("torn %q: state file after the run %q (%v), want the deployment", torn, b, err)
+		}
+		if got := field(signalOf(t, n, "d1"), "deploy_status_code"); got != "137" {
+			t.Errorf("torn %q: deploy_status_code %s, want 137", torn, got)
+		}
+		if m, _ := filepath.Glob(filepath.Join(n.deployed, ".*.tmp")); len(m) > 0 {
+			t.Errorf("torn %q: staged files left: %v", torn, m)
+		}
 	}
 }

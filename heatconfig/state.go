@@ -37,6 +37,33 @@ func writeDebug(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o600)
 }
 
+// replaceDurably puts data at path (0600) through a staged file renamed
+// over it, synced with its directory: a reader sees the old or the new
+// bytes, and a power cut keeps one of them.
+func replaceDurably(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	staged := f.Name()
+	defer os.Remove(staged) // after a successful rename there is none
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(staged, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

@@ -111,7 +111,8 @@ func TestKillHeatConfig(t *testing.T) {
 
 		second := exec.Command(filepath.Join(bin, "55-heat-config"))
 		second.Env = env
-		if out, err := second.CombinedOutput(); err != nil {
+		out, err := second.CombinedOutput()
+		if err != nil {
 			t.Fatalf("trial %d: the run after the kill: %v\n%s", trial, err, out)
 		}
 		got := sink.snapshot()
@@ -121,7 +122,7 @@ func TestKillHeatConfig(t *testing.T) {
 				t.Errorf("trial %d: %s ran %d times", trial, id, r)
 			}
 			if got[id] == 0 {
-				t.Errorf("trial %d: %s was never signalled", trial, id)
+				t.Errorf("trial %d: %s was never signalled; the run after the kill said:\n%s", trial, id, out)
 			}
 			if got[id] > 1 {
 				resent++ // killed while its signal was in flight: sent again
