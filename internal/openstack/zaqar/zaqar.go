@@ -39,6 +39,9 @@ type Queue struct {
 	TLS *tls.Config
 	// Log reports messages that are skipped because they cannot be read.
 	Log *slog.Logger
+	// MaxFrame caps what a websocket frame may hold, as the Client caps
+	// a body (httpclient.DefaultMaxBody when zero).
+	MaxFrame int64
 
 	once     sync.Once
 	clientID string
