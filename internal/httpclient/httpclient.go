@@ -149,12 +149,12 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 		return nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
 	}
 	defer resp.Body.Close()
-	got, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	got, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the body: %w", method, secret.RedactURL(rawURL), redactErr(err))
-	}
-	if int64(len(got)) > c.maxBody {
-		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: got, Attempts: attempts.count()}, nil
 }
@@ -184,10 +184,15 @@ type capped struct {
 
 func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err == nil {
-		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max}
+	if err != nil {
+		return resp, err
 	}
-	return resp, err
+	if resp.ContentLength > t.max { // refused before it is read
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, t.max)
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max}
+	return resp, nil
 }
 
 type cappedBody struct {
