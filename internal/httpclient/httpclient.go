@@ -129,24 +129,9 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 // Do is Get with another method and a request body (nil: none); a retry
 // sends the same body again.
 func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Header, body []byte) (*Response, error) {
-	var reqBody any
-	if body != nil {
-		reqBody = body
-	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, method, rawURL, reqBody)
+	resp, attempts, err := c.send(ctx, method, rawURL, header, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))
-	}
-	for k, vs := range header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	req.Header.Set("User-Agent", version.UserAgent)
-	rc, attempts := c.retrier(ctx)
-	resp, err := rc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
+		return nil, err
 	}
 	defer resp.Body.Close()
 	got, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
@@ -157,6 +142,54 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 		return nil, fmt.Errorf("%s %s: reading the body: %w", method, secret.RedactURL(rawURL), redactErr(err))
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: got, Attempts: attempts.count()}, nil
+}
+
+// detailBody bounds what Deliver reads of an answer: enough for the words
+// of an error.
+const detailBody = 64 << 10
+
+// Deliver is Do for a request whose answer matters by its status alone,
+// a signal. The body of a 2xx answer is not read: the request was carried
+// out whatever that body does (cut short, endless, a gigabyte), and
+// reading it could only turn a success into a failure, and a retry into
+// a duplicate. Another answer's body is read, up to 64 KiB, for the words
+// of the error, and a failure to read it is no error.
+func (c *Client) Deliver(ctx context.Context, method, rawURL string, header http.Header, body []byte) (*Response, error) {
+	resp, attempts, err := c.send(ctx, method, rawURL, header, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: attempts.count()}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		out.Body, _ = io.ReadAll(io.LimitReader(resp.Body, detailBody))
+	}
+	return out, nil
+}
+
+// send makes a request under the policy and returns the answer with its
+// body unread.
+func (c *Client) send(ctx context.Context, method, rawURL string, header http.Header, body []byte) (*http.Response, *attempts, error) {
+	var reqBody any
+	if body != nil {
+		reqBody = body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, method, rawURL, reqBody)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("User-Agent", version.UserAgent)
+	rc, attempts := c.retrier(ctx)
+	resp, err := rc.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
+	}
+	return resp, attempts, nil
 }
 
 // redactErr words errors that would quote the URL (url.Error) without it.

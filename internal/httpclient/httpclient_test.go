@@ -154,6 +154,38 @@ func TestBodyOverTheCapCostsTheCap(t *testing.T) {
 	}
 }
 
+// Deliver takes a 2xx as done whatever its body does: cut short, a
+// gigabyte that never comes, a drip; another answer's body is read, best
+// effort and bounded, for its detail.
+func TestDeliverTakesA2xxWhateverItsBody(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := http.StatusCreated
+		if r.URL.Path == "/error" {
+			status = http.StatusInternalServerError
+		}
+		w.Header().Set("Content-Length", fmt.Sprint(1<<30))
+		w.WriteHeader(status)
+		w.Write([]byte("the beginning of an answer that never ends"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(Options{Timeout: time.Second, MaxBody: 1 << 20})
+	resp, err := c.Deliver(context.Background(), http.MethodPost, srv.URL+"/ok", nil, []byte("{}"))
+	if err != nil || resp.Status != http.StatusCreated || len(resp.Body) != 0 {
+		t.Fatalf("2xx: %+v, %v", resp, err)
+	}
+	resp, err = c.Deliver(context.Background(), http.MethodPost, srv.URL+"/error", nil, []byte("{}"))
+	if err != nil || resp.Status != http.StatusInternalServerError || !strings.HasPrefix(string(resp.Body), "the beginning") {
+		t.Fatalf("5xx: %+v, %v", resp, err)
+	}
+}
+
 func TestBackoffIsCappedAndJittered(t *testing.T) {
 	lo, hi := 200*time.Millisecond, 2*time.Second
 	seen := map[time.Duration]bool{}

@@ -41,7 +41,7 @@ func (Transport) Send(ctx context.Context, r *signal.Request) error {
 			return err
 		}
 		h := http.Header{"X-Auth-Token": {token}, "Content-Type": {"application/json"}, "Accept": {"application/json"}}
-		resp, err := r.HTTP.Do(ctx, http.MethodPost, url, h, r.Body)
+		resp, err := r.HTTP.Deliver(ctx, http.MethodPost, url, h, r.Body)
 		if err != nil {
 			return err
 		}
