@@ -6,6 +6,7 @@
 package httpclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -209,7 +210,10 @@ func (c *Client) Standard() *http.Client {
 	return std
 }
 
-// capped makes a body longer than max fail with ErrTooLarge when read.
+// capped reads each body whole, under the cap, before handing it on: a
+// body over the cap is ErrTooLarge at once, having cost about the cap (a
+// library's json.Decoder would have doubled its buffer up to it), and one
+// cut short is an error there too.
 type capped struct {
 	next http.RoundTripper
 	max  int64
@@ -220,30 +224,14 @@ func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	if resp.ContentLength > t.max { // refused before it is read
-		resp.Body.Close()
+	body, err := readBody(resp.Body, resp.ContentLength, t.max)
+	resp.Body.Close()
+	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, t.max)
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max}
+	if err != nil {
+		return nil, fmt.Errorf("reading the body: %w", err)
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	return resp, nil
-}
-
-type cappedBody struct {
-	io.ReadCloser
-	left int64
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left < 0 {
-		return 0, ErrTooLarge
-	}
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
-	if b.left < 0 {
-		return 0, ErrTooLarge
-	}
-	return n, err
 }

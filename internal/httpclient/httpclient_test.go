@@ -3,6 +3,7 @@ package httpclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -183,6 +184,40 @@ func TestDeliverTakesA2xxWhateverItsBody(t *testing.T) {
 	resp, err = c.Deliver(context.Background(), http.MethodPost, srv.URL+"/error", nil, []byte("{}"))
 	if err != nil || resp.Status != http.StatusInternalServerError || !strings.HasPrefix(string(resp.Body), "the beginning") {
 		t.Fatalf("5xx: %+v, %v", resp, err)
+	}
+}
+
+// The Standard client (gophercloud's) reads a body over the cap no
+// further than the cap either: JSON decoding it grew the decoder's
+// buffer, doubling, to twice the cap and more.
+func TestStandardClientBodyOverTheCapCostsTheCap(t *testing.T) {
+	const max = 8 << 20
+	chunk := bytes.Repeat([]byte("a"), 64<<10)
+	copy(chunk, `{"a": "`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 4*max/len(chunk); i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			copy(chunk, "aaaaaaa")
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(Options{MaxBody: max})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	resp, err := c.Standard().Get(srv.URL)
+	if err == nil {
+		var v any
+		err = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+	}
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Get: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*max/2 {
+		t.Fatalf("decoding %d MiB over an %d MiB cap allocated %d MiB", 4*max>>20, max>>20, alloc>>20)
 	}
 }
 
