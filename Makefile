@@ -68,8 +68,10 @@ image-test:
 # os-apply-config SIGKILLed at random instants of a 1000-template render,
 # then run again (every file old or new, nothing left behind), and
 # 55-heat-config with its hooks (each deployment at most once, signalled).
+# test/chaos: os-collect-config and heat-config-notify behind hostile
+# servers for CHAOS_MINUTES (make test: about one minute).
 torture:
-	TORTURE_KILLS=1000 $(GO) test -count=1 -v -timeout 60m ./test/torture/
+	TORTURE_KILLS=1000 CHAOS_MINUTES=10 $(GO) test -count=1 -v -timeout 60m ./test/torture/ ./test/chaos/
 
 # Go benchmarks, then ours against the reference. 55-heat-config's
 # reference is not packaged in Debian: HEAT_AGENTS=<a checkout of

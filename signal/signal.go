@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
@@ -115,9 +116,32 @@ type Request struct {
 	Queue, StackID, Resource string
 	// Body is the serialised signal data, trimmed to the Limit.
 	Body []byte
-	// HTTP makes the requests; the context carries the retry deadline.
-	HTTP *httpclient.Client
-	Log  *slog.Logger
+	// HTTP makes the requests; the context carries the retry deadline,
+	// Deadline.
+	HTTP     *httpclient.Client
+	Deadline time.Time
+	Log      *slog.Logger
+}
+
+// Authenticate gets r's Keystone session a token. It tries again, with
+// the HTTP policy's backoff (from 200 ms, doubling, jittered), until the
+// retry deadline, while Keystone's answers cannot be used (cut short,
+// garbled, an error page under 200): the HTTP policy retries only failed
+// requests and 5xx. A refusal or an unusable auth_url is final at once.
+func (r *Request) Authenticate(ctx context.Context) error {
+	for base := 200 * time.Millisecond; ; base = min(2*base, maxWait) {
+		_, err := r.Keystone.Client(ctx)
+		wait := base/2 + rand.N(base/2+1)
+		if err == nil || keystone.Permanent(err) || ctx.Err() != nil || time.Now().Add(wait).After(r.Deadline) {
+			return err
+		}
+		r.Log.Debug(fmt.Sprintf("Keystone's answer could not be used; trying again in %.1f seconds", wait.Seconds()))
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // Route is the ways Send would take for d, in order; [None] when it has
@@ -212,7 +236,7 @@ func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options)
 		if r.Keystone != nil {
 			r.Keystone.HTTP = client.Standard()
 		}
-		r.HTTP, r.Log = client, o.log()
+		r.HTTP, r.Deadline, r.Log = client, deadline, o.log()
 		body, cuts := Encode(data, t.Limit())
 		logTrim(o.log(), len(pyjson.Dumps(data)), len(body), t.Limit(), cuts)
 		r.Body = body

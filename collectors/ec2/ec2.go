@@ -113,6 +113,11 @@ func (c *Collector) fetch(ctx context.Context, url string, depth int) (pyjson.Va
 		if i := strings.Index(sub, "="); i >= 0 {
 			sub = sub[:i] + "/"
 		}
+		if !isName(strings.TrimSuffix(sub, "/")) {
+			// A proxy's error page under 200, say: the reference walked
+			// it and cached the page for the instance's life.
+			return nil, fmt.Errorf("%s is not a metadata listing: it lists %.40q", secret.RedactURL(url), sub)
+		}
 		v, err := c.fetch(ctx, url+sub, depth+1)
 		if err != nil {
 			return nil, err
@@ -120,6 +125,20 @@ func (c *Collector) fetch(ctx context.Context, url string, depth int) (pyjson.Va
 		obj.Set(strings.TrimSuffix(sub, "/"), v)
 	}
 	return obj, nil
+}
+
+// isName tells a listing's entry: one path segment of the characters
+// EC2 and Nova metadata names (and AWS tag keys) are made of.
+func isName(s string) bool {
+	if s == "" || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-:+@,", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // ConfigDrive finds an OpenStack config drive (label config-2, vfat or

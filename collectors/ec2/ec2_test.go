@@ -90,6 +90,28 @@ func TestMissingEntryIsUnavailable(t *testing.T) {
 	}
 }
 
+// A listing that is not one (a proxy's HTML error page answered with
+// 200) makes the source unavailable: cached, it would stand for the
+// instance's life. So does a name that would leave the tree.
+func TestNotAListingIsUnavailable(t *testing.T) {
+	for _, listing := range []string{
+		"<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n</body>\n</html>\n",
+		"ami-id\n../../admin/",
+		"ami-id\r\nhostname\r\n",
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, listing)
+		}))
+		cachePath := t.TempDir() + "/ec2.json"
+		_, err := collector(t, srv.URL+"/latest/meta-data", cachePath).Collect(context.Background())
+		srv.Close()
+		if !errors.Is(err, collectors.ErrNotAvailable) || !strings.Contains(err.Error(), "/latest/meta-data/ is not a metadata listing") {
+			t.Errorf("listing %q: %v", listing, err)
+		}
+	}
+}
+
 func TestConfigDriveHelpers(t *testing.T) {
 	export := "DEVNAME=/dev/vda1\nTYPE=ext4\nLABEL=root\n\nDEVNAME=/dev/sr0\nLABEL=config-2\nTYPE=iso9660\n"
 	if got := findConfigDrive(export); got != "/dev/sr0" {

@@ -25,6 +25,7 @@ type collected struct {
 // collect runs every collector in order and returns their entries.
 func (r *runner) collect(ctx context.Context) collected {
 	out := collected{kept: map[string]bool{}, from: map[string]string{}}
+	r.unavailable = 0
 	for _, name := range r.cfg.Collectors {
 		log := r.log.With("collector", name)
 		r.setStage("collector " + name)
@@ -48,6 +49,7 @@ func (r *runner) collect(ctx context.Context) collected {
 				log.Warn(cause.Error())
 			}
 			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", err.Error())
+			r.unavailable++
 			// Keep what it gave last time, in its place (the reference
 			// dropped it, and os-apply-config then lost its data).
 			for _, k := range r.lastKeys[name] {

@@ -69,7 +69,16 @@ func (r *runner) daemon(ctx context.Context) error {
 		if changed {
 			wait = minWait
 		}
-		r.log.Info(fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds()))
+		// The reference's line, at INFO, which its default level hides.
+		// After a pass with a source unavailable it is a WARNING, so the
+		// backoff shows beside "Source [X] Unavailable.": the sleeps
+		// double to polling-interval, the reference's schedule.
+		sleeping := fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds())
+		if r.unavailable > 0 {
+			r.log.Warn(sleeping)
+		} else {
+			r.log.Info(sleeping)
+		}
 		hup, err := r.sleep(ctx, wait, wake)
 		if hup && r.configValid() {
 			return r.reload("SIGHUP received")

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"syscall"
@@ -308,5 +310,39 @@ func TestStopDuringAConfigChangingCommand(t *testing.T) {
 	err := Run(ctx, []string{"--config-file", conf}, env)
 	if exitcode.Of(err) != exitcode.Terminated || restarted {
 		t.Fatalf("exit %d, re-executed %v\n%s", exitcode.Of(err), restarted, stderr.String())
+	}
+}
+
+// After a pass with a source unavailable, the sleep before the next pass
+// is a WARNING (the reference's INFO line, hidden at its default level):
+// the backoff shows beside the failure. Healthy passes keep it at INFO.
+func TestBackoffShowsAfterAnUnavailableSource(t *testing.T) {
+	dir := t.TempDir()
+	gets := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gets++; gets <= 3 {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"a": 1}`)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sleeps := 0
+	var stderr strings.Builder
+	env := Env{Stdout: io.Discard, Stderr: &stderr, After: func(time.Duration) <-chan time.Time {
+		if sleeps++; sleeps == 6 {
+			cancel()
+			return nil
+		}
+		return elapsed()
+	}}
+	Run(ctx, []string{"--config-file", "/dev/null", "-c", "true", "--cachedir", dir + "/cache", "--backup-cachedir", dir + "/backup",
+		"--request-metadata-url", srv.URL + "/meta", "--min-polling-interval", "1", "--polling-interval", "4", "request"}, env)
+	failed := "404 Not Found for url: " + srv.URL + "/meta\nSource [request] Unavailable.\n"
+	want := failed + "Sleeping 1.00 seconds.\n" + failed + "Sleeping 2.00 seconds.\n" + failed + "Sleeping 4.00 seconds.\n"
+	if stderr.String() != want {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
 	}
 }

@@ -96,6 +96,8 @@ type runner struct {
 	cache *cache.Cache
 	// lastKeys are the keys each collector gave in its last good pass.
 	lastKeys map[string][]string
+	// unavailable counts the sources unavailable in the last pass.
+	unavailable int
 	// instances live across passes (a collector may remember what it
 	// fetched, to ask only for changes).
 	instances map[string]collectors.Collector

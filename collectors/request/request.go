@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
@@ -76,12 +77,8 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 		if c.etag != "" {
 			h.Set("If-None-Match", c.etag)
 		}
-		// Only a date the server sent, and only if it parses: an odd
-		// Last-Modified is ignored rather than fatal (the reference died).
 		if c.lastMod != "" {
-			if _, err := http.ParseTime(c.lastMod); err == nil {
-				h.Set("If-Modified-Since", c.lastMod)
-			}
+			h.Set("If-Modified-Since", c.lastMod)
 		}
 	}
 	resp, err := c.Client.Get(ctx, c.URL, h)
@@ -104,6 +101,27 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	if err != nil {
 		return nil, collectors.Unavailable(fmt.Errorf("Failed to parse as json. (%w)", err))
 	}
-	c.last, c.etag, c.lastMod = doc, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	c.last, c.etag, c.lastMod = doc, resp.Header.Get("ETag"), sendableDate(resp.Header, time.Now())
 	return merger.Explode(Name, doc, c.DeploymentKeys, c.Log), nil
+}
+
+// sendableDate is the answer's Last-Modified if it can be sent back in
+// If-Modified-Since, else "". It must parse (an odd one is ignored
+// rather than fatal: the reference died), and not be later than the
+// answer's Date (now, without one): a date ahead, from a server whose
+// clock ran ahead or a proxy's nonsense, would have every change until
+// then answered "not modified". RFC 9110 forbids a server to send one.
+func sendableDate(h http.Header, now time.Time) string {
+	lastMod := h.Get("Last-Modified")
+	t, err := http.ParseTime(lastMod)
+	if err != nil {
+		return ""
+	}
+	if d, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = d
+	}
+	if t.After(now) {
+		return ""
+	}
+	return lastMod
 }

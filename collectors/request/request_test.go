@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -38,13 +39,13 @@ func TestConditionalGet(t *testing.T) {
 			t.Errorf("method %s", r.Method)
 		}
 		gets.Add(1)
-		if r.Header.Get("If-None-Match") == `"v1"` && r.Header.Get("If-Modified-Since") == "Sun, 22 Nov 2026 05:00:00 GMT" {
+		if r.Header.Get("If-None-Match") == `"v1"` && r.Header.Get("If-Modified-Since") == "Sun, 22 Nov 2015 05:00:00 GMT" {
 			conditional.Add(1)
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
 		w.Header().Set("ETag", `"v1"`)
-		w.Header().Set("Last-Modified", "Sun, 22 Nov 2026 05:00:00 GMT")
+		w.Header().Set("Last-Modified", "Sun, 22 Nov 2015 05:00:00 GMT")
 		w.Write([]byte(doc))
 	}))
 	defer srv.Close()
@@ -80,6 +81,37 @@ func TestBadLastModifiedIsIgnored(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		if _, err := c.Collect(context.Background()); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A Last-Modified later than the answer's Date (a server's clock that
+// ran ahead, a proxy's nonsense) is not sent back: If-Modified-Since
+// with it would have every change until that date answered 304, as
+// Swift and Go's file server do, and the node would miss them.
+func TestLastModifiedAheadIsNotSentBack(t *testing.T) {
+	var version atomic.Int32
+	var modified atomic.Int64 // Unix seconds
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ims, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && modified.Load() <= ims.Unix() {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Last-Modified", time.Now().Add(30*24*time.Hour).UTC().Format(http.TimeFormat))
+		fmt.Fprintf(w, `{"v": %d}`, version.Load())
+	}))
+	defer srv.Close()
+	var log bytes.Buffer
+	c := newCollector(t, srv.URL, &log, 0)
+	for v := int32(1); v <= 2; v++ {
+		version.Store(v)
+		modified.Store(time.Now().Unix())
+		entries, err := c.Collect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pyjson.Dumps(entries[0].Content); got != fmt.Sprintf(`{"v": %d}`, v) {
+			t.Fatalf("version %d published, collected %s", v, got)
 		}
 	}
 }

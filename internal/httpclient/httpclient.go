@@ -6,6 +6,7 @@
 package httpclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -129,13 +130,54 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 // Do is Get with another method and a request body (nil: none); a retry
 // sends the same body again.
 func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Header, body []byte) (*Response, error) {
+	resp, attempts, err := c.send(ctx, method, rawURL, header, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	got, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the body: %w", method, secret.RedactURL(rawURL), redactErr(err))
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: got, Attempts: attempts.count()}, nil
+}
+
+// detailBody bounds what Deliver reads of an answer: enough for the words
+// of an error.
+const detailBody = 64 << 10
+
+// Deliver is Do for a request whose answer matters by its status alone,
+// a signal. The body of a 2xx answer is not read: the request was carried
+// out whatever that body does (cut short, endless, a gigabyte), and
+// reading it could only turn a success into a failure, and a retry into
+// a duplicate. Another answer's body is read, up to 64 KiB, for the words
+// of the error, and a failure to read it is no error.
+func (c *Client) Deliver(ctx context.Context, method, rawURL string, header http.Header, body []byte) (*Response, error) {
+	resp, attempts, err := c.send(ctx, method, rawURL, header, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Attempts: attempts.count()}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		out.Body, _ = io.ReadAll(io.LimitReader(resp.Body, detailBody))
+	}
+	return out, nil
+}
+
+// send makes a request under the policy and returns the answer with its
+// body unread.
+func (c *Client) send(ctx context.Context, method, rawURL string, header http.Header, body []byte) (*http.Response, *attempts, error) {
 	var reqBody any
 	if body != nil {
 		reqBody = body
 	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, method, rawURL, reqBody)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))
+		return nil, nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), redactErr(err))
 	}
 	for k, vs := range header {
 		for _, v := range vs {
@@ -146,17 +188,9 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 	rc, attempts := c.retrier(ctx)
 	resp, err := rc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
+		return nil, nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
 	}
-	defer resp.Body.Close()
-	got, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the body: %w", method, secret.RedactURL(rawURL), redactErr(err))
-	}
-	if int64(len(got)) > c.maxBody {
-		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
-	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: got, Attempts: attempts.count()}, nil
+	return resp, attempts, nil
 }
 
 // redactErr words errors that would quote the URL (url.Error) without it.
@@ -176,7 +210,10 @@ func (c *Client) Standard() *http.Client {
 	return std
 }
 
-// capped makes a body longer than max fail with ErrTooLarge when read.
+// capped reads each body whole, under the cap, before handing it on: a
+// body over the cap is ErrTooLarge at once, having cost about the cap (a
+// library's json.Decoder would have doubled its buffer up to it), and one
+// cut short is an error there too.
 type capped struct {
 	next http.RoundTripper
 	max  int64
@@ -184,28 +221,17 @@ type capped struct {
 
 func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err == nil {
-		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max}
+	if err != nil {
+		return resp, err
 	}
-	return resp, err
-}
-
-type cappedBody struct {
-	io.ReadCloser
-	left int64
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left < 0 {
-		return 0, ErrTooLarge
+	body, err := readBody(resp.Body, resp.ContentLength, t.max)
+	resp.Body.Close()
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, t.max)
 	}
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
+	if err != nil {
+		return nil, fmt.Errorf("reading the body: %w", err)
 	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
-	if b.left < 0 {
-		return 0, ErrTooLarge
-	}
-	return n, err
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return resp, nil
 }

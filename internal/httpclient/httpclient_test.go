@@ -1,14 +1,18 @@
 package httpclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,6 +103,124 @@ func TestBodyCap(t *testing.T) {
 	}
 }
 
+// A body that says it is over the cap is refused before it is read: the
+// server here sends 10 bytes of the 1 GiB it declares, then nothing.
+func TestDeclaredLengthOverTheCapIsNotRead(t *testing.T) {
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(1<<30))
+		w.Write([]byte("0123456789"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hold)
+	o := Options{Timeout: 2 * time.Second, MaxBody: 1 << 20}
+	if _, err := get(t, o, srv.URL); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Get: %v", err)
+	}
+	c, _ := New(o)
+	if _, err := c.Standard().Get(srv.URL); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Standard: %v", err)
+	}
+}
+
+// A body of unknown length that runs over the cap costs about the cap in
+// memory: io.ReadAll's growing and copying cost 2.4 times as much, and
+// a daemon fed 1 GiB peaked at 200 MiB of RSS for a 64 MiB cap.
+func TestBodyOverTheCapCostsTheCap(t *testing.T) {
+	const max = 8 << 20
+	chunk := bytes.Repeat([]byte("a"), 64<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 4*max/len(chunk); i++ { // chunked: no length
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(Options{MaxBody: max})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := c.Get(context.Background(), srv.URL, nil)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Get: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*max/2 {
+		t.Fatalf("reading %d MiB over an %d MiB cap allocated %d MiB", 4*max>>20, max>>20, alloc>>20)
+	}
+}
+
+// Deliver takes a 2xx as done whatever its body does: cut short, a
+// gigabyte that never comes, a drip; another answer's body is read, best
+// effort and bounded, for its detail.
+func TestDeliverTakesA2xxWhateverItsBody(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := http.StatusCreated
+		if r.URL.Path == "/error" {
+			status = http.StatusInternalServerError
+		}
+		w.Header().Set("Content-Length", fmt.Sprint(1<<30))
+		w.WriteHeader(status)
+		w.Write([]byte("the beginning of an answer that never ends"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(Options{Timeout: time.Second, MaxBody: 1 << 20})
+	resp, err := c.Deliver(context.Background(), http.MethodPost, srv.URL+"/ok", nil, []byte("{}"))
+	if err != nil || resp.Status != http.StatusCreated || len(resp.Body) != 0 {
+		t.Fatalf("2xx: %+v, %v", resp, err)
+	}
+	resp, err = c.Deliver(context.Background(), http.MethodPost, srv.URL+"/error", nil, []byte("{}"))
+	if err != nil || resp.Status != http.StatusInternalServerError || !strings.HasPrefix(string(resp.Body), "the beginning") {
+		t.Fatalf("5xx: %+v, %v", resp, err)
+	}
+}
+
+// The Standard client (gophercloud's) reads a body over the cap no
+// further than the cap either: JSON decoding it grew the decoder's
+// buffer, doubling, to twice the cap and more.
+func TestStandardClientBodyOverTheCapCostsTheCap(t *testing.T) {
+	const max = 8 << 20
+	chunk := bytes.Repeat([]byte("a"), 64<<10)
+	copy(chunk, `{"a": "`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 4*max/len(chunk); i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			copy(chunk, "aaaaaaa")
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(Options{MaxBody: max})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	resp, err := c.Standard().Get(srv.URL)
+	if err == nil {
+		var v any
+		err = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+	}
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Get: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*max/2 {
+		t.Fatalf("decoding %d MiB over an %d MiB cap allocated %d MiB", 4*max>>20, max>>20, alloc>>20)
+	}
+}
+
 func TestBackoffIsCappedAndJittered(t *testing.T) {
 	lo, hi := 200*time.Millisecond, 2*time.Second
 	seen := map[time.Duration]bool{}
@@ -117,18 +239,26 @@ func TestBackoffIsCappedAndJittered(t *testing.T) {
 }
 
 func TestStandardClientCapsBodies(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("chunked") {
+			w.(http.Flusher).Flush()
+		}
 		w.Write([]byte(strings.Repeat("x", 1001)))
 	}))
 	defer srv.Close()
-	for max, wantErr := range map[int64]bool{1000: true, 1001: false} {
+	for _, tc := range []struct {
+		max     int64
+		query   string
+		wantErr bool
+	}{{1000, "", true}, {1000, "?chunked", true}, {1001, "", false}, {1001, "?chunked", false}} {
+		max, wantErr := tc.max, tc.wantErr
 		c, _ := New(Options{MaxBody: max})
-		resp, err := c.Standard().Get(srv.URL)
-		if err != nil {
-			t.Fatal(err)
+		var b []byte
+		resp, err := c.Standard().Get(srv.URL + tc.query) // with a length: refused at once
+		if err == nil {
+			b, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		if wantErr != errors.Is(err, ErrTooLarge) || (!wantErr && len(b) != 1001) {
 			t.Fatalf("cap %d: %d bytes, %v", max, len(b), err)
 		}

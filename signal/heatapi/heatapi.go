@@ -26,7 +26,7 @@ func (Transport) Limit() int { return signal.MaxBody }
 // slash; the resource name is quoted whole, as heatclient does. A token
 // refused once is replaced.
 func (Transport) Send(ctx context.Context, r *signal.Request) error {
-	if _, err := r.Keystone.Client(ctx); err != nil {
+	if err := r.Authenticate(ctx); err != nil {
 		return err
 	}
 	endpoint, err := r.Keystone.Endpoint("orchestration", r.Region)
@@ -41,7 +41,7 @@ func (Transport) Send(ctx context.Context, r *signal.Request) error {
 			return err
 		}
 		h := http.Header{"X-Auth-Token": {token}, "Content-Type": {"application/json"}, "Accept": {"application/json"}}
-		resp, err := r.HTTP.Do(ctx, http.MethodPost, url, h, r.Body)
+		resp, err := r.HTTP.Deliver(ctx, http.MethodPost, url, h, r.Body)
 		if err != nil {
 			return err
 		}

@@ -145,6 +145,69 @@ func TestWrongPassword(t *testing.T) {
 	}
 }
 
+// A Keystone answer that cannot be used (an error page under 200, a
+// body cut short) is asked again within the budget: it used to end the
+// signal at once. A refusal (401) is final at once.
+func TestUnusableKeystoneAnswerIsAskedAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		garble     func(w http.ResponseWriter)
+		password   string
+		wantTokens int
+		wantErr    string
+	}{
+		{"error page under 200", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><h1>502 Bad Gateway</h1></html>")
+		}, "pa55word", 2, ""},
+		{"body cut short", func(w http.ResponseWriter) {
+			conn, rw, _ := w.(http.Hijacker).Hijack()
+			defer conn.Close()
+			rw.WriteString("HTTP/1.1 201 Created\r\nX-Subject-Token: tok-x\r\nContent-Length: 500\r\n\r\n{\"token\": {")
+			rw.Flush()
+		}, "pa55word", 2, ""},
+		{"wrong password", nil, "other", 1, "status 401"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCloud(t)
+			c.ks.Password = tc.password
+			var mu sync.Mutex
+			tokens := 0
+			inner := c.srv.Config.Handler
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/identity/v3/auth/tokens" {
+					mu.Lock()
+					tokens++
+					first := tokens == 1
+					mu.Unlock()
+					if first && tc.garble != nil {
+						tc.garble(w)
+						return
+					}
+				}
+				inner.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			c.srv = front
+			c.ks.BaseURL = front.URL
+			c.ks.SetCatalog(map[string]string{"orchestration": front.URL + "/heat/v1/pid"})
+			o := opts
+			o.Budget = 5 * time.Second
+			_, err := signal.Send(context.Background(), c.deployment(t, "absent"), data(), o)
+			if (tc.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if signals := len(c.got); tokens != tc.wantTokens || signals != tc.wantTokens-1 {
+				t.Fatalf("%d token requests, %d signals; want %d, %d", tokens, signals, tc.wantTokens, tc.wantTokens-1)
+			}
+		})
+	}
+}
+
 func TestQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"the_resource": "the_resource", "a b/c": "a%20b%2Fc", "x.y-z~": "x.y-z~", "é:@&=+$,;": "%C3%A9%3A%40%26%3D%2B%24%2C%3B",

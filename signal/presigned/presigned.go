@@ -30,7 +30,7 @@ func (Transport) Limit() int { return signal.MaxBody }
 // Send sends r.Body to r.URL with r.Method.
 func (t Transport) Send(ctx context.Context, r *signal.Request) error {
 	r.Log.Debug(fmt.Sprintf("Signaling to %s via %s", secret.RedactURL(r.URL), r.Method))
-	resp, err := r.HTTP.Do(ctx, r.Method, r.URL, http.Header{"Content-Type": {"application/json"}}, r.Body)
+	resp, err := r.HTTP.Deliver(ctx, r.Method, r.URL, http.Header{"Content-Type": {"application/json"}}, r.Body)
 	if err != nil {
 		return err
 	}

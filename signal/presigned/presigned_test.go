@@ -194,3 +194,29 @@ func TestAuthTTLHint(t *testing.T) {
 		t.Fatalf("TempURL: %v", err)
 	}
 }
+
+// A signal answered 2xx got through, whatever the answer's body does: a
+// body cut short (or endless) is no failure, and the signal is not sent
+// again (it was, and heat-config-notify exited 1).
+func TestAnsweredSignalIsDoneWhateverTheBody(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		conn, rw, _ := w.(http.Hijacker).Hijack()
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"cut")
+		rw.Flush()
+	}))
+	defer srv.Close()
+	if err := send("PUT", srv.URL+"/v1/AUTH_p/c/o?temp_url_sig=0a1b&temp_url_expires=2000000000", 2*time.Second); err != nil {
+		t.Fatalf("a 200 with a body cut short: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n != 1 {
+		t.Fatalf("sent %d times", n)
+	}
+}

@@ -32,6 +32,9 @@ func (Transport) Limit() int { return MaxPost - envelope }
 // Send posts r.Body to the queue r.Queue.
 func (Transport) Send(ctx context.Context, r *signal.Request) error {
 	r.Log.Debug("Signaling to queue " + r.Queue)
+	if err := r.Authenticate(ctx); err != nil {
+		return err
+	}
 	q := &zaqar.Queue{Session: r.Keystone, Name: r.Queue, Region: r.Region, Client: r.HTTP, Log: r.Log}
 	if err := q.Post(ctx, r.Body, TTL); err != nil {
 		return err

@@ -130,7 +130,7 @@ func (s *Session) authenticate(ctx context.Context) error {
 	endpoint := s.identityEndpoint(ctx)
 	p, err := openstack.NewClient(endpoint)
 	if err != nil {
-		return fmt.Errorf("auth_url %s: %w", s.Creds.AuthURL, err)
+		return &configError{fmt.Errorf("auth_url %s: %w", s.Creds.AuthURL, err)}
 	}
 	p.HTTPClient = *s.HTTP
 	opts := &tokens.AuthOptions{UserID: s.Creds.UserID, Password: s.Creds.Password.Reveal(),
@@ -163,9 +163,39 @@ func (s *Session) authenticate(ctx context.Context) error {
 func scrub(err error) error {
 	var code gophercloud.ErrUnexpectedResponseCode
 	if errors.As(err, &code) {
-		return fmt.Errorf("%s %s: status %d", code.Method, code.URL, code.Actual)
+		return &StatusError{Method: code.Method, URL: code.URL, Status: code.Actual}
 	}
 	return err
+}
+
+// StatusError is an answer with an unexpected status.
+type StatusError struct {
+	Method, URL string
+	Status      int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s %s: status %d", e.Method, e.URL, e.Status)
+}
+
+// configError is a configuration that cannot work (an auth_url that is
+// no URL).
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+// Permanent tells an authentication error that asking again cannot mend:
+// Keystone refused (a 4xx other than 408 and 429: wrong credentials, no
+// such project), or the configuration cannot work. The others (an
+// answer cut short, garbled, an error page under 200, a 5xx after the
+// HTTP policy's retries) may pass.
+func Permanent(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Status >= 400 && se.Status < 500 && se.Status != http.StatusRequestTimeout && se.Status != http.StatusTooManyRequests
+	}
+	return errors.As(err, new(*configError))
 }
 
 // cached is the on-disk form of a token.

@@ -5,6 +5,7 @@ package zaqar
 // next message a bounded time.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/tripleo-go/agent/internal/httpclient"
 )
 
 // frame is what the server sends: a response (with the request it
@@ -40,6 +43,7 @@ func (f *frame) status() int {
 
 type wsConn struct {
 	conn    *websocket.Conn
+	limit   int64
 	headers map[string]string
 	// notes are notifications that arrived while waiting for a response.
 	notes []json.RawMessage
@@ -51,7 +55,10 @@ func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsC
 	if err != nil {
 		return nil, fmt.Errorf("websocket %s: %w", endpoint, err)
 	}
-	w := &wsConn{conn: conn, headers: map[string]string{"Client-ID": q.ClientID(), "X-Project-ID": q.Session.Creds.ProjectID}}
+	// Without a limit a frame is read whole, however large it says it is.
+	limit := cmp.Or(q.MaxFrame, httpclient.DefaultMaxBody)
+	conn.SetReadLimit(limit)
+	w := &wsConn{conn: conn, limit: limit, headers: map[string]string{"Client-ID": q.ClientID(), "X-Project-ID": q.Session.Creds.ProjectID}}
 	// Every read and write ends with the pass's context.
 	context.AfterFunc(ctx, func() { conn.Close() })
 	if _, err := w.send(ctx, "authenticate", nil, map[string]string{"X-Auth-Token": token}); err != nil {
@@ -102,6 +109,9 @@ func (w *wsConn) read(ctx context.Context) (*frame, error) {
 	}
 	var f frame
 	if err := w.conn.ReadJSON(&f); err != nil {
+		if errors.Is(err, websocket.ErrReadLimit) {
+			return nil, fmt.Errorf("%w (%d bytes)", httpclient.ErrTooLarge, w.limit)
+		}
 		return nil, err
 	}
 	return &f, nil

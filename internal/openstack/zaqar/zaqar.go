@@ -39,6 +39,9 @@ type Queue struct {
 	TLS *tls.Config
 	// Log reports messages that are skipped because they cannot be read.
 	Log *slog.Logger
+	// MaxFrame caps what a websocket frame may hold, as the Client caps
+	// a body (httpclient.DefaultMaxBody when zero).
+	MaxFrame int64
 
 	once     sync.Once
 	clientID string
@@ -99,7 +102,7 @@ func drain(pop func() ([]message, error)) (*message, error) {
 
 // pop makes one pop request.
 func (q *Queue) pop(ctx context.Context, url string) ([]message, error) {
-	resp, err := q.send(ctx, http.MethodDelete, url, nil)
+	resp, err := q.send(ctx, q.Client.Do, http.MethodDelete, url, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +115,11 @@ func (q *Queue) pop(ctx context.Context, url string) ([]message, error) {
 	return q.decodeMessages(resp.Body)
 }
 
-// send makes an authenticated request; a refused token is replaced once.
-func (q *Queue) send(ctx context.Context, method, url string, body []byte) (*httpclient.Response, error) {
+// send makes an authenticated request with do (the Client's Do, or its
+// Deliver when only the status matters); a refused token is replaced
+// once.
+func (q *Queue) send(ctx context.Context, do func(context.Context, string, string, http.Header, []byte) (*httpclient.Response, error),
+	method, url string, body []byte) (*httpclient.Response, error) {
 	for attempt := 0; ; attempt++ {
 		token, err := q.Session.Token(ctx)
 		if err != nil {
@@ -124,7 +130,7 @@ func (q *Queue) send(ctx context.Context, method, url string, body []byte) (*htt
 		if body != nil {
 			h.Set("Content-Type", "application/json")
 		}
-		resp, err := q.Client.Do(ctx, method, url, h, body)
+		resp, err := do(ctx, method, url, h, body)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +183,8 @@ func (q *Queue) Post(ctx context.Context, body json.RawMessage, ttl time.Duratio
 	// The body goes as the caller serialised it.
 	doc := fmt.Appendf(nil, `{"messages": [{"body": %s, "ttl": %d}]}`, body, int(ttl/time.Second))
 	url := strings.TrimRight(endpoint, "/") + "/v1.1/queues/" + q.Name + "/messages"
-	resp, err := q.send(ctx, http.MethodPost, url, doc)
+	// Posted is posted, whatever the answer's body does.
+	resp, err := q.send(ctx, q.Client.Deliver, http.MethodPost, url, doc)
 	if err != nil {
 		return err
 	}

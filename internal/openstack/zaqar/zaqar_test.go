@@ -3,7 +3,9 @@ package zaqar
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +71,22 @@ func TestPostReplacesARefusedToken(t *testing.T) {
 	c.KS.RevokeAll()
 	if err := q.Post(ctx, json.RawMessage(`{}`), time.Minute); err != nil || len(c.Posted()) != 1 {
 		t.Fatalf("%v, %d posted", err, len(c.Posted()))
+	}
+}
+
+// A websocket frame over the cap is refused as it announces its size,
+// not read whole (a frame that says 1 GiB would take as much memory).
+func TestWebsocketFrameOverTheCap(t *testing.T) {
+	q, c := newQueue(t)
+	c.KS.SetCatalog(map[string]string{"messaging-websocket": "ws" + strings.TrimPrefix(c.Srv.URL, "http") + "/ws"})
+	q.MaxFrame = 1 << 20
+	c.Post(`{"big": "` + strings.Repeat("x", 2<<20) + `"}`)
+	_, err := q.PopOrWait(context.Background(), time.Second)
+	if !errors.Is(err, httpclient.ErrTooLarge) || !strings.Contains(err.Error(), "(1048576 bytes)") {
+		t.Fatalf("a 2 MiB frame under a 1 MiB cap: %v", err)
+	}
+	c.Post(`{"small": 1}`)
+	if got, err := q.PopOrWait(context.Background(), time.Second); err != nil || string(got) != `{"small": 1}` {
+		t.Fatalf("then a small one: %s, %v", got, err)
 	}
 }

@@ -1,7 +1,8 @@
 // Package keystonetest is a Keystone stand-in for unit tests of the
 // collectors that authenticate (heat, zaqar): version discovery and v3
 // password tokens for one user and project, with a catalog, request
-// counts, and tokens that can be revoked.
+// counts, and tokens that expire (ExpiresIn, checked by Valid) and can be
+// revoked or expired early.
 package keystonetest
 
 import (
@@ -25,14 +26,14 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests int
-	tokens   map[string]bool
+	tokens   map[string]time.Time // their expiry
 	issued   int
 }
 
 // New returns a server for user "uid" of project "pid".
 func New(password string) *Server {
 	return &Server{UserID: "uid", ProjectID: "pid", Password: password, Region: "RegionOne",
-		Catalog: map[string]string{}, ExpiresIn: time.Hour, tokens: map[string]bool{}}
+		Catalog: map[string]string{}, ExpiresIn: time.Hour, tokens: map[string]time.Time{}}
 }
 
 // Requests is how many requests Keystone got.
@@ -42,18 +43,31 @@ func (s *Server) Requests() int {
 	return s.requests
 }
 
-// Valid tells whether a token was issued and not revoked.
+// Valid tells whether a token was issued, has not expired and was not
+// revoked.
 func (s *Server) Valid(token string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tokens[token]
+	exp, ok := s.tokens[token]
+	return ok && time.Now().Before(exp)
 }
 
 // RevokeAll revokes every token issued.
 func (s *Server) RevokeAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens = map[string]bool{}
+	s.tokens = map[string]time.Time{}
+}
+
+// ExpireAll makes every token issued expire now, before the expiry it
+// was given (a Keystone whose clock jumped ahead of its clients').
+func (s *Server) ExpireAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for tok := range s.tokens {
+		s.tokens[tok] = now
+	}
 }
 
 // SetCatalog replaces the catalog.
@@ -89,7 +103,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.issued++
 		tok := fmt.Sprintf("tok-%d", s.issued)
-		s.tokens[tok] = true
+		expires := time.Now().Add(s.ExpiresIn)
+		s.tokens[tok] = expires
 		catalog := []any{}
 		for typ, url := range s.Catalog {
 			catalog = append(catalog, map[string]any{"type": typ, "name": typ, "id": typ, "endpoints": []any{
@@ -101,7 +116,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		json.NewEncoder(w).Encode(map[string]any{"token": map[string]any{
-			"expires_at": time.Now().Add(s.ExpiresIn).UTC().Format("2006-01-02T15:04:05.000000Z"), "catalog": catalog}})
+			"expires_at": expires.UTC().Format("2006-01-02T15:04:05.000000Z"), "catalog": catalog}})
 	default:
 		http.NotFound(w, r)
 	}

@@ -1,7 +1,9 @@
 // Package zaqartest is a Keystone and a Zaqar on one test server, for
 // unit tests of what talks to Zaqar (the zaqar collector, a signal): one
 // queue of project "pid", popped over HTTP (API v2) or a websocket,
-// posted to over HTTP (API v1.1), with counts and faults to inject.
+// posted to over HTTP (API v1.1), with counts and faults to inject. As
+// Zaqar does, a message posted is also sent to the websockets subscribed
+// to the queue.
 package zaqartest
 
 import (
@@ -36,6 +38,8 @@ type Cloud struct {
 	wsPost   string
 	// raw, when set, is the next HTTP pop's answer, verbatim.
 	raw string
+	// subs are the subscribed websockets' notification queues.
+	subs map[chan string]bool
 }
 
 type posted struct {
@@ -73,6 +77,18 @@ func (c *Cloud) Post(bodies ...string) {
 	for _, b := range bodies {
 		c.posts++
 		c.pending = append(c.pending, posted{c.posts, b})
+		c.notifyLocked(b)
+	}
+}
+
+// notifyLocked hands body to every subscribed websocket; one that is
+// behind loses it, as a real subscriber that is gone would.
+func (c *Cloud) notifyLocked(body string) {
+	for sub := range c.subs {
+		select {
+		case sub <- body:
+		default:
+		}
 	}
 }
 
@@ -191,6 +207,7 @@ func (c *Cloud) servePost(w http.ResponseWriter, r *http.Request) {
 		c.posted = append(c.posted, Posted{ClientID: r.Header.Get("Client-ID"), Body: m.Body, TTL: m.TTL})
 		c.posts++
 		c.pending = append(c.pending, posted{c.posts, string(m.Body)})
+		c.notifyLocked(string(m.Body))
 		ids = append(ids, fmt.Sprintf(`"/v1.1/queues/%s/messages/m%d"`, c.Queue, c.posts))
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -217,6 +234,18 @@ func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
 	authed := false
 	var notifier sync.WaitGroup
 	defer notifier.Wait()
+	notification := func(body string) string {
+		return `{"body": ` + body + `, "ttl": 3600, "queue_name": "` + c.Queue + `", "Message_Type": "Notification"}`
+	}
+	var sub chan string
+	defer func() {
+		if sub != nil {
+			c.mu.Lock()
+			delete(c.subs, sub)
+			close(sub)
+			c.mu.Unlock()
+		}
+	}()
 	for {
 		var req struct {
 			Action  string            `json:"action"`
@@ -247,12 +276,28 @@ func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			reply(201, `{}`)
+			if req.Action == "subscription_create" && sub == nil {
+				sub = make(chan string, 16)
+				c.mu.Lock()
+				if c.subs == nil {
+					c.subs = map[chan string]bool{}
+				}
+				c.subs[sub] = true
+				c.mu.Unlock()
+				notifier.Add(1)
+				go func(sub <-chan string) {
+					defer notifier.Done()
+					for body := range sub {
+						write(notification(body))
+					}
+				}(sub)
+			}
 			if req.Action == "subscription_create" && post != "" {
 				notifier.Add(1)
 				go func() {
 					defer notifier.Done()
 					time.Sleep(200 * time.Millisecond)
-					write(`{"body": ` + post + `, "ttl": 3600, "queue_name": "` + c.Queue + `", "Message_Type": "Notification"}`)
+					write(notification(post))
 				}()
 			}
 		case "message_delete_many":
