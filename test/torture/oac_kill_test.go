@@ -95,16 +95,27 @@ func scratch(t *testing.T) string {
 
 // entry is a file of an output tree.
 type entry struct {
-	mode fs.FileMode
-	body []byte
+	mode     fs.FileMode
+	uid, gid uint32
+	body     []byte
 }
 
 // snapshot reads every file under dir (not directories).
 func snapshot(t *testing.T, dir string) map[string]entry {
 	t.Helper()
+	tree, err := readTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// readTree reads every file under dir (not directories); none if there
+// is no dir.
+func readTree(dir string) (map[string]entry, error) {
 	tree := map[string]entry{}
 	if _, err := os.Lstat(dir); os.IsNotExist(err) {
-		return tree // killed before it made the output directory
+		return tree, nil // killed before it made the output directory
 	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -119,14 +130,13 @@ func snapshot(t *testing.T, dir string) map[string]entry {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		tree[rel] = entry{mode: fi.Mode(), body: b}
+		st := fi.Sys().(*syscall.Stat_t)
+		tree[rel] = entry{mode: fi.Mode(), uid: st.Uid, gid: st.Gid, body: b}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tree
+	return tree, err
 }
+
 
 func render(oac, templates, out string, meta []string) *exec.Cmd {
 	args := append([]string{"-t", templates, "-o", out, "-m"}, meta...)
@@ -145,7 +155,7 @@ func mustRender(t *testing.T, oac, templates, out string, meta []string) time.Du
 
 // What a killed os-apply-config may leave beside its targets: its staged
 // files, under names directory readers skip (applyconfig/writer).
-var staged = regexp.MustCompile(`^\.os-apply-config-[0-9]+-[a-z0-9_]{8}\.tmp$`)
+var stagedName = regexp.MustCompile(`^\.os-apply-config-[0-9]+-[a-z0-9_]{8}\.tmp$`)
 
 // TestKillApplyConfig kills os-apply-config at a random instant of a
 // render of the 1000-template bench corpus, in two cases: a first render
@@ -205,7 +215,7 @@ func TestKillApplyConfig(t *testing.T) {
 					o, isOld := before[rel]
 					switch {
 					case isNew && same(e, w), isOld && same(e, o):
-					case !isNew && !isOld && staged.MatchString(filepath.Base(rel)):
+					case !isNew && !isOld && stagedName.MatchString(filepath.Base(rel)):
 						leftovers++
 					default:
 						torn++
@@ -251,7 +261,9 @@ func killAfter(t *testing.T, cmd *exec.Cmd, delay time.Duration) {
 	}
 }
 
-func same(a, b entry) bool { return a.mode == b.mode && bytes.Equal(a.body, b.body) }
+func same(a, b entry) bool {
+	return a.mode == b.mode && a.uid == b.uid && a.gid == b.gid && bytes.Equal(a.body, b.body)
+}
 
 // diffTrees says how got differs from want ("" if not at all).
 func diffTrees(got, want map[string]entry) string {
