@@ -158,4 +158,3 @@ func TestCutApplyConfig(t *testing.T) {
 		})
 	}
 }
-

@@ -137,7 +137,6 @@ func readTree(dir string) (map[string]entry, error) {
 	return tree, err
 }
 
-
 func render(oac, templates, out string, meta []string) *exec.Cmd {
 	args := append([]string{"-t", templates, "-o", out, "-m"}, meta...)
 	cmd := exec.Command(oac, append(args, "--fallback-metadata")...)
