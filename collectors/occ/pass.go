@@ -40,6 +40,9 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 			return 0, false, r.fail(err)
 		}
 		defer lock.Unlock()
+		for _, p := range r.cache.RemoveLeftovers() {
+			r.log.Info(fmt.Sprintf("Removed %s, left by a pass that did not finish.", p))
+		}
 	}
 	paths, changed, err := r.store(ctx, got)
 	if err != nil {

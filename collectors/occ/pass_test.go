@@ -212,3 +212,34 @@ func TestPassRecord(t *testing.T) {
 		t.Fatalf("a pass with nothing new: %+v", p)
 	}
 }
+
+// A pass killed between a cache write and its rename leaves the staged
+// file (hidden, named after the program); the next pass removes it, and
+// nothing else (found by test/torture's kill trials: the staged files
+// stayed for ever).
+func TestPassRemovesLeftovers(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"x": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": a}, "local")
+	cache := filepath.Join(dir, "cache")
+	os.Mkdir(cache, 0o700)
+	leftover := filepath.Join(cache, ".os-collect-config-3654033880.tmp")
+	others := []string{"tmp123", "notes.tmp", ".os-collect-config-x.tmp"}
+	for _, name := range append(others, filepath.Base(leftover)) {
+		os.WriteFile(filepath.Join(cache, name), []byte(`{"x"`), 0o600)
+	}
+	r.pass(context.Background())
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the leftover is still there: %v", err)
+	}
+	for _, name := range others {
+		if _, err := os.Stat(filepath.Join(cache, name)); err != nil {
+			t.Errorf("%s, not the cache's, was removed: %v", name, err)
+		}
+	}
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".os-collect-config-") && e.Name() != ".os-collect-config-x.tmp" {
+			t.Errorf("%s left after a pass", e.Name())
+		}
+	}
+}
