@@ -92,3 +92,33 @@ func TestInflightMarkerOnlyWhileRunning(t *testing.T) {
 		t.Errorf("not signalled")
 	}
 }
+
+// The state directory that a node's first run makes survives a power cut
+// with the state files synced in it: each directory made is synced into
+// its parent (found by test/torture's power cuts: the whole directory
+// vanished and every deployment ran again).
+func TestStateDirectoryIsDurable(t *testing.T) {
+	var synced []string
+	defer func(orig func(string) error) { syncDir = orig }(syncDir)
+	syncDir = func(dir string) error {
+		synced = append(synced, dir)
+		return nil
+	}
+	n := newNode(t)
+	n.hook("script", "true")
+	n.deployments(dep("d1", "script"))
+	n.deployed = filepath.Join(n.dir, "var/lib/heat-config/deployed")
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, d := range []string{"", "var", "var/lib", "var/lib/heat-config", "var/lib/heat-config/deployed"} {
+		want[filepath.Join(n.dir, d)] = true
+	}
+	for _, d := range synced {
+		delete(want, d)
+	}
+	if len(want) > 0 {
+		t.Errorf("directories whose new entries were not synced: %v (synced: %v)", want, synced)
+	}
+}

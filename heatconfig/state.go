@@ -1,8 +1,11 @@
 package heatconfig
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // writeNew creates path (0600: deployments carry credentials) with data,
@@ -37,13 +40,42 @@ func writeDebug(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o600)
 }
 
-func syncDir(dir string) error {
+// syncDir makes a directory's entries durable; a variable so that tests
+// can see which directories are synced.
+var syncDir = func(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// mkdirAllDurable is os.MkdirAll whose new directories survive a power
+// cut: each one's name is made durable in its parent. Without it the
+// state directory made by a node's first run, with every state file
+// synced inside it, could vanish whole in a cut, and every deployment run
+// again.
+func mkdirAllDurable(dir string, perm os.FileMode) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirAllDurable(parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, perm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return syncDir(parent)
 }
 
 func exists(path string) bool {
