@@ -119,6 +119,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, nil)
 	}
+	removeLeftovers(c.deployed, log)
 	data, err := os.ReadFile(c.shellConfig)
 	if err != nil {
 		log.Error(err.Error())

@@ -122,3 +122,31 @@ func TestStateDirectoryIsDurable(t *testing.T) {
 		t.Errorf("directories whose new entries were not synced: %v (synced: %v)", want, synced)
 	}
 }
+
+// A run killed between writing a deployment's signal data or signal
+// record and renaming it into place leaves the staged file; the next run
+// removes it, whatever deployment it was for, and nothing else.
+func TestStagedFilesOfKilledRunsRemoved(t *testing.T) {
+	n := newNode(t)
+	n.hook("script", "true")
+	n.deployments(dep("d1", "script"))
+	os.MkdirAll(n.deployed, 0o700)
+	left := []string{".d0.notify.json.123", ".d0.signal.json.4567"}
+	kept := []string{"d0.json", ".d0.json.123", "notes.txt"}
+	for _, name := range append(left, kept...) {
+		os.WriteFile(filepath.Join(n.deployed, name), []byte("{"), 0o600)
+	}
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range left {
+		if _, err := os.Stat(filepath.Join(n.deployed, name)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", name, err)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(n.deployed, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+}

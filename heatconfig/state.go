@@ -3,9 +3,13 @@ package heatconfig
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"syscall"
+
+	"github.com/tripleo-go/agent/internal/agentstate"
 )
 
 // writeNew creates path (0600: deployments carry credentials) with data,
@@ -33,11 +37,47 @@ func writeNew(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
-// writeDebug writes a file kept for the operator (the signal data). The
-// reference does not truncate it, which leaves old bytes past the end of
-// a shorter new text after a forced re-run; we do.
+// writeDebug writes a file kept for the operator (the signal data, which
+// a run cut short reads back). The reference does not truncate it, which
+// leaves old bytes past the end of a shorter new text after a forced
+// re-run; we replace it atomically, synced: the state directory's next
+// sync makes its name durable, and the bytes must be there by then, not
+// an empty file after a power cut.
 func writeDebug(path string, data []byte) error {
-	return os.WriteFile(path, data, 0o600)
+	tmp, err := os.CreateTemp(filepath.Dir(path), agentstate.TempPrefix(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// staged matches what writeDebug and agentstate.Write stage in the state
+// directory: a run killed between the write and the rename leaves it.
+var staged = regexp.MustCompile(`^\.[^/]+\.(notify|signal)\.json\.[0-9]+$`)
+
+// removeLeftovers removes the staged files of runs that were killed,
+// which no later run would otherwise touch (their deployment is done).
+func removeLeftovers(dir string, log *slog.Logger) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Type().IsRegular() && staged.MatchString(e.Name()) {
+			if os.Remove(filepath.Join(dir, e.Name())) == nil {
+				log.Info("Removed " + filepath.Join(dir, e.Name()) + ", left by a run that did not finish")
+			}
+		}
+	}
 }
 
 // syncDir makes a directory's entries durable; a variable so that tests

@@ -74,13 +74,14 @@ type Signal struct {
 }
 
 // Write stores v as JSON in path atomically (a reader sees the old or
-// the new record, never half of one), private to root.
+// the new record, never half of one), private to root. The staged file
+// is TempPrefix(path) followed by digits.
 func Write(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".")
+	tmp, err := os.CreateTemp(filepath.Dir(path), TempPrefix(path))
 	if err != nil {
 		return err
 	}
@@ -93,11 +94,21 @@ func Write(path string, v any) error {
 		tmp.Close()
 		return err
 	}
+	// Synced before the rename: once a later sync of the directory makes
+	// the name durable (heat-config syncs its state directory), the bytes
+	// are there too, not an empty record after a power cut.
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// TempPrefix is how the files that Write stages for path begin.
+func TempPrefix(path string) string { return "." + filepath.Base(path) + "." }
 
 // Read loads a record written by Write.
 func Read(path string, v any) error {
