@@ -1,12 +1,15 @@
 package writer
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,8 +57,9 @@ func sweepLeftovers(plan []planned, log *slog.Logger) {
 }
 
 // removeLeftovers removes, from dir, the staged files of writers that are
-// no longer running (killed, or the machine lost power). A PID reused by
-// another process keeps its leftover until a later run: it is hidden.
+// no longer running (killed, or the machine lost power). After a power
+// cut the PIDs start again from 1, so a staged file's PID is often alive
+// again, another process's or this one's: see deadWriter.
 func removeLeftovers(dir string) (removed []string) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -69,12 +73,13 @@ func removeLeftovers(dir string) (removed []string) {
 			continue
 		}
 		pid, err := strconv.Atoi(m[1])
-		if err != nil || pid == os.Getpid() || running(pid) {
+		if err != nil {
 			continue
 		}
 		path := filepath.Join(dir, name)
 		var st unix.Stat_t
-		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
+			!deadWriter(pid, time.Unix(st.Mtim.Unix())) {
 			continue
 		}
 		if os.Remove(path) == nil {
@@ -84,9 +89,58 @@ func removeLeftovers(dir string) (removed []string) {
 	return removed
 }
 
-// running tells whether a process with that PID exists (EPERM: it does,
-// owned by someone else).
-func running(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
+// deadWriter tells whether the writer that staged a file last written at
+// mtime is gone: no process has its PID; or the PID is this process's,
+// which sweeps before it stages anything; or the process with that PID
+// started after the file was written (the PID came back after a reboot).
+// test/torture found the second case: after a power cut, a node's
+// os-apply-config got its killed predecessor's PID and kept its staged
+// files for ever.
+func deadWriter(pid int, mtime time.Time) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
+		return true
+	}
+	started, ok := processStart(pid)
+	// The margin covers the boot time's granularity (a second) and clock
+	// ticks; a reboot takes longer.
+	return ok && started.After(mtime.Add(2*time.Second))
+}
+
+// processStart is when a running process started, from /proc.
+func processStart(pid int) (time.Time, bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from its closing parenthesis; starttime is field 22.
+	i := bytes.LastIndexByte(stat, ')')
+	fields := strings.Fields(string(stat[i+1:]))
+	if i < 0 || len(fields) < 20 {
+		return time.Time{}, false
+	}
+	ticks, err := strconv.ParseInt(fields[19], 10, 64)
+	boot, ok := bootTime()
+	if err != nil || !ok {
+		return time.Time{}, false
+	}
+	const userHZ = 100 // sysconf(_SC_CLK_TCK) on Linux
+	return boot.Add(time.Duration(ticks) * time.Second / userHZ), true
+}
+
+func bootTime() (time.Time, bool) {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, line := range strings.Split(string(stat), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return time.Unix(secs, 0), err == nil
+		}
+	}
+	return time.Time{}, false
 }
