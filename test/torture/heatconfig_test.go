@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -115,7 +116,7 @@ func (s *heatScenario) afterFault(n *node, completed bool) []string {
 			problems = append(problems, "55-heat-config had exited 0, yet "+id+"'s state file is gone")
 		}
 	}
-	return append(problems, stateFiles(n)...)
+	return append(problems, stateFiles(n, true)...)
 }
 
 func (s *heatScenario) rerun(n *node) error {
@@ -144,17 +145,18 @@ func (s *heatScenario) check(n *node) []string {
 	if m, _ := filepath.Glob(n.path(deployedDir + "/*.inflight")); len(m) > 0 {
 		problems = append(problems, fmt.Sprintf("in-flight markers left after a complete run: %v", m))
 	}
-	return append(problems, stateFiles(n)...)
+	return append(problems, stateFiles(n, false)...)
 }
 
 // stateFiles: every file of the state directory is a state file, its
-// signal data or its signal record, and parses.
-func stateFiles(n *node) []string {
+// signal data or its signal record, and parses; or, right after a fault
+// (staged), a file staged for one of the last two.
+func stateFiles(n *node, staged bool) []string {
 	var problems []string
 	entries, _ := os.ReadDir(n.path(deployedDir))
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasSuffix(name, ".inflight") {
+		if strings.HasSuffix(name, ".inflight") || staged && stagedState.MatchString(name) {
 			continue
 		}
 		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
@@ -172,6 +174,8 @@ func stateFiles(n *node) []string {
 	}
 	return problems
 }
+
+var stagedState = regexp.MustCompile(`^\.[^/]+\.(notify|signal)\.json\.[0-9]+$`)
 
 func exists(path string) bool {
 	_, err := os.Lstat(path)

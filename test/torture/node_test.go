@@ -45,7 +45,7 @@ func installed(t *testing.T, overlay string) string {
 	cmd := exec.CommandContext(ctx, "make", "-s", "-C", repoRoot(), "install", "DESTDIR="+dir, "PREFIX=/usr", "BIN="+dir+".bin")
 	cmd.Env = os.Environ()
 	if overlay != "" {
-		cmd.Env = append(cmd.Env, "GOFLAGS=-overlay="+overlay)
+		cmd.Env = append(cmd.Env, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -overlay="+overlay))
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)

@@ -1,13 +1,19 @@
-// Package torture tries to break the programs the way a node does: a
-// process killed at a random instant, then run again. After every
-// os-apply-config trial each output file holds its old or its new bytes
-// and mode, never partial, and the next run leaves nothing behind; after
-// every 55-heat-config trial each deployment ran at most once and was
-// signalled.
+// Package torture tries to break the programs the way a node does: every
+// process killed at a random instant, or the power cut (lazyfs: what was
+// not synced is lost), then the programs run again. Scenarios:
+// os-apply-config (the bundled example and the 1000-template bench
+// corpus), os-collect-config's four-collector pass, 55-heat-config with
+// ten deployments, and the whole chain from os-collect-config to the
+// signal, as make install lays it out. After every trial: every output
+// file old or new with its mode and owner, cache files that parse and
+// commit as docs/durability.md says, every deployment run at most once
+// and signalled, nothing staged left behind.
 //
-// TORTURE_KILLS sets the number of kill trials per case (default 100;
-// make torture: 1000); TORTURE_OS_APPLY_CONFIG runs them on another build.
-// -short skips it.
+// TORTURE_KILLS and TORTURE_CUTS set the trials per case (defaults: the
+// quick mode of make test, some 275 kills and 135 cuts in all; make
+// torture runs 400 of each per case); TORTURE_OS_APPLY_CONFIG runs the
+// kill trials of os-apply-config on another build. -short skips it all;
+// without FUSE or root the power cuts skip, unless REQUIRE_TORTURE=1.
 package torture
 
 import (
