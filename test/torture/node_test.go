@@ -153,7 +153,7 @@ func (n *node) env(extra ...string) []string {
 // start starts a program on the node; out gets its output.
 func (n *node) start(out io.Writer, env []string, args ...string) *lazyfs.Running {
 	n.t.Helper()
-	r, err := n.fs.Start(lazyfs.Proc{Args: args, Env: env, Root: n.fs.Dir, Binds: n.binds, Proc: true, Stdout: out, Stderr: out})
+	r, err := n.fs.Start(lazyfs.Proc{Args: args, Env: env, Root: n.fs.Dir, Binds: n.binds, MountProc: true, Stdout: out, Stderr: out})
 	if err != nil {
 		n.t.Fatal(err)
 	}

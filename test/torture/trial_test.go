@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -133,11 +132,4 @@ func report(t *testing.T, name string, f fault, res result) {
 	}
 	t.Logf("TORTURE %s: %d %ss (%d after the run had ended) in %v; problems: %d",
 		name, res.trials, f, res.completed, res.took.Round(time.Millisecond), len(res.problems))
-}
-
-func trimmed(s string) string {
-	if len(s) > 2000 {
-		s = "..." + s[len(s)-2000:]
-	}
-	return strings.TrimSpace(s)
 }

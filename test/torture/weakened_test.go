@@ -46,7 +46,7 @@ func weaken(t *testing.T, rel, snippet, replacement string) string {
 // bundled example's change within its trials; the real build passes the
 // same trials (TestCutApplyConfig).
 func TestWeakenedBuildIsCaught(t *testing.T) {
-	trials := count(t, "TORTURE_WEAKENED_CUTS", 10)
+	trials := count(t, "TORTURE_WEAKENED_CUTS", 40)
 	overlay := weaken(t, "applyconfig/writer/writer.go",
 		"\t\tif err := syncDirFS(dir); err != nil {\n\t\t\tremoveTemps(plan)",
 		"\t\tif err := error(nil); err != nil {\n\t\t\tremoveTemps(plan)")

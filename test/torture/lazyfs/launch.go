@@ -27,8 +27,8 @@ type Proc struct {
 	// Root, if set, is the directory the processes see as /.
 	Root  string
 	Binds []Bind
-	// Proc mounts /proc at Root/proc.
-	Proc           bool
+	// MountProc mounts a /proc of the PID namespace at Root/proc.
+	MountProc      bool
 	Stdout, Stderr io.Writer `json:"-"`
 }
 
@@ -165,7 +165,7 @@ func launch(spec string) error {
 				}
 			}
 		}
-		if p.Proc {
+		if p.MountProc {
 			if err := unix.Mount("proc", filepath.Join(p.Root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 				return fmt.Errorf("mount /proc: %w", err)
 			}
