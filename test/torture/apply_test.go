@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tripleo-go/agent/test/torture/lazyfs"
@@ -102,15 +103,16 @@ func withoutStaged(tree map[string]entry) map[string]entry {
 	return out
 }
 
-// TestCutApplyConfig cuts the power at random instants of os-apply-config
-// renders: the bundled example (examples/node) and the 1000-template
-// bench corpus, each fresh and over an earlier render. After the cut
-// every file is its old or its new self (bytes, mode, owner), a run that
-// had ended is entirely there, and the next run leaves exactly the new
-// tree. TORTURE_CUTS sets the trials per case (quick: 13 for the example,
-// 12 for the corpus).
-func TestCutApplyConfig(t *testing.T) {
-	cuts := count(t, "TORTURE_CUTS", 0)
+// TestFaultApplyConfig cuts the power (and, for the bundled example,
+// kills the program) at random instants of os-apply-config renders: the
+// bundled example (examples/node) and the 1000-template bench corpus,
+// each fresh and over an earlier render. After the fault every file is
+// its old or its new self (bytes, mode, owner), a run that had ended is
+// entirely there, and the next run leaves exactly the new tree.
+// TORTURE_CUTS and TORTURE_KILLS set the trials per case (quick: 13 for
+// the example, 12 for the corpus).
+func TestFaultApplyConfig(t *testing.T) {
+	cuts, kills := count(t, "TORTURE_CUTS", 0), count(t, "TORTURE_KILLS", 0)
 	agent := installed(t, "")
 	templates, meta, modified := corpus(t)
 	corpusDir := filepath.Dir(templates)
@@ -143,18 +145,25 @@ func TestCutApplyConfig(t *testing.T) {
 			newMeta: onNode("/srv/corpus", modified)}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			n := newNode(t, agent)
-			n.bind(example, "srv/example", false)
-			n.bind(corpusDir, "srv/corpus", false)
-			trials := c.trials
-			if cuts > 0 {
-				trials = cuts
-			}
-			res := runTrials(t, n, c.sc, cut, trials)
-			report(t, "os-apply-config "+c.name, cut, res)
-			t.Logf("TORTURE os-apply-config %s: %d files; staged files left by the cuts: %d, all removed by the next run; syncs of a run: %+v",
-				c.name, len(c.sc.want), c.sc.staged, n.fs.Stats())
-		})
+		faults := []fault{cut}
+		if strings.HasPrefix(c.name, "example/") {
+			faults = append(faults, kill) // the corpus's: TestKillApplyConfig
+		}
+		for _, f := range faults {
+			t.Run(c.name+"/"+string(f), func(t *testing.T) {
+				n := newNode(t, agent)
+				n.bind(example, "srv/example", false)
+				n.bind(corpusDir, "srv/corpus", false)
+				trials := c.trials
+				if env := map[fault]int{cut: cuts, kill: kills}[f]; env > 0 {
+					trials = env
+				}
+				sc := *c.sc
+				res := runTrials(t, n, &sc, f, trials)
+				report(t, "os-apply-config "+c.name, f, res)
+				t.Logf("TORTURE os-apply-config %s %s: %d files; staged files left by the faults: %d, all removed by the next run; syncs of a run: %+v",
+					c.name, f, len(sc.want), sc.staged, n.fs.Stats())
+			})
+		}
 	}
 }

@@ -10,7 +10,7 @@
 // and signalled, nothing staged left behind.
 //
 // TORTURE_KILLS and TORTURE_CUTS set the trials per case (defaults: the
-// quick mode of make test, some 275 kills and 135 cuts in all; make
+// quick mode of make test, some 300 kills and 125 cuts in all; make
 // torture runs 400 of each per case); TORTURE_OS_APPLY_CONFIG runs the
 // kill trials of os-apply-config on another build. -short skips it all;
 // without FUSE or root the power cuts skip, unless REQUIRE_TORTURE=1.

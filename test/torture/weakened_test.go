@@ -44,7 +44,7 @@ func weaken(t *testing.T, rel, snippet, replacement string) string {
 // applyconfig/writer removed, with go build -overlay: nothing in the
 // product's code is there for the test) must fail the invariants of the
 // bundled example's change within its trials; the real build passes the
-// same trials (TestCutApplyConfig).
+// same trials (TestFaultApplyConfig).
 func TestWeakenedBuildIsCaught(t *testing.T) {
 	trials := count(t, "TORTURE_WEAKENED_CUTS", 40)
 	overlay := weaken(t, "applyconfig/writer/writer.go",
