@@ -95,7 +95,9 @@ func (r *runner) record(rec *agentstate.Pass, err error) {
 	rec.Ended = time.Now()
 	werr := os.MkdirAll(r.env.StatusDir, 0o755)
 	if werr == nil {
-		werr = agentstate.Write(filepath.Join(r.env.StatusDir, agentstate.PassFile), rec)
+		path := filepath.Join(r.env.StatusDir, agentstate.PassFile)
+		agentstate.RemoveStaged(path) // a killed pass's
+		werr = agentstate.Write(path, rec)
 	}
 	if werr != nil {
 		r.log.Warn(fmt.Sprintf("Could not write the status record: %v", werr))

@@ -243,3 +243,20 @@ func TestPassRemovesLeftovers(t *testing.T) {
 		}
 	}
 }
+
+// A pass killed while it wrote its status record leaves the staged file
+// in the status directory; a later pass removes it.
+func TestPassRecordRemovesStaged(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"x": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": a}, "local")
+	r.env.StatusDir = filepath.Join(dir, "run")
+	os.Mkdir(r.env.StatusDir, 0o755)
+	staged := filepath.Join(r.env.StatusDir, "."+agentstate.PassFile+".123")
+	os.WriteFile(staged, []byte(`{"vers`), 0o600)
+	longAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(staged, longAgo, longAgo)
+	r.pass(context.Background())
+	if _, err := os.Stat(staged); !os.IsNotExist(err) {
+		t.Errorf("the killed pass's staged record is still there: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -109,6 +110,26 @@ func Write(path string, v any) error {
 
 // TempPrefix is how the files that Write stages for path begin.
 func TempPrefix(path string) string { return "." + filepath.Base(path) + "." }
+
+// RemoveStaged removes what Write staged for path and never renamed (its
+// writer was killed) and returns how many: files named TempPrefix(path)
+// and digits, older than a minute. A Write takes far less, so a
+// concurrent writer's file is left alone.
+func RemoveStaged(path string) int {
+	dir, prefix := filepath.Dir(path), TempPrefix(path)
+	entries, _ := os.ReadDir(dir)
+	removed := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute && os.Remove(filepath.Join(dir, e.Name())) == nil {
+			removed++
+		}
+	}
+	return removed
+}
 
 // Read loads a record written by Write.
 func Read(path string, v any) error {

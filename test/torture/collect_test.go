@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/test/torture/lazyfs"
 )
 
@@ -175,6 +176,22 @@ func (s *collectScenario) afterRerun(n *node) []string {
 	problems = append(problems, checkCache(n, got)...)
 	if d := diffTrees(got, s.want); d != "" {
 		problems = append(problems, "the cache after the next run: "+d)
+	}
+	// The backup copy (in /run) is made by passes with a change, before
+	// their command: a kill part way through it is a pass not committed,
+	// whose next run copies it again.
+	backup, err := readTree(n.path("run/os-collect-config"))
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	for rel, e := range backup {
+		if strings.HasPrefix(rel, "."+agentstate.PassFile+".") {
+			continue // a killed pass's status record: removed once a minute old (agentstate.RemoveStaged)
+		}
+		var v any
+		if err := json.Unmarshal(e.body, &v); err != nil {
+			problems = append(problems, fmt.Sprintf("backup file %s does not parse (%d bytes): %v", rel, len(e.body), err))
+		}
 	}
 	return problems
 }
