@@ -103,44 +103,35 @@ func deadWriter(pid int, mtime time.Time) bool {
 	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
 		return true
 	}
-	started, ok := processStart(pid)
-	// The margin covers the boot time's granularity (a second) and clock
-	// ticks; a reboot takes longer.
-	return ok && started.After(mtime.Add(2*time.Second))
+	age, ok := processAge(pid)
+	// Ages, not dates: the start time in /proc counts from the boot, and
+	// the boot's date is known to a second only. The margin covers clock
+	// ticks.
+	return ok && age < time.Since(mtime)-100*time.Millisecond
 }
 
-// processStart is when a running process started, from /proc.
-func processStart(pid int) (time.Time, bool) {
+// processAge is how long ago a running process started, from /proc.
+func processAge(pid int) (time.Duration, bool) {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return time.Time{}, false
+		return 0, false
 	}
 	// The command name, in parentheses, may hold spaces: fields count
-	// from its closing parenthesis; starttime is field 22.
+	// from its closing parenthesis; starttime is field 22, in clock
+	// ticks since the boot.
 	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
 	fields := strings.Fields(string(stat[i+1:]))
-	if i < 0 || len(fields) < 20 {
-		return time.Time{}, false
+	if len(fields) < 20 {
+		return 0, false
 	}
 	ticks, err := strconv.ParseInt(fields[19], 10, 64)
-	boot, ok := bootTime()
-	if err != nil || !ok {
-		return time.Time{}, false
+	var now unix.Timespec
+	if err != nil || unix.ClockGettime(unix.CLOCK_BOOTTIME, &now) != nil {
+		return 0, false
 	}
 	const userHZ = 100 // sysconf(_SC_CLK_TCK) on Linux
-	return boot.Add(time.Duration(ticks) * time.Second / userHZ), true
-}
-
-func bootTime() (time.Time, bool) {
-	stat, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}, false
-	}
-	for _, line := range strings.Split(string(stat), "\n") {
-		if v, ok := strings.CutPrefix(line, "btime "); ok {
-			secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return time.Unix(secs, 0), err == nil
-		}
-	}
-	return time.Time{}, false
+	return time.Duration(now.Nano()) - time.Duration(ticks)*time.Second/userHZ, true
 }
