@@ -64,14 +64,18 @@ e2e:
 image-test:
 	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -run 'TestImage' ./test/e2e/
 
-# The long mode of test/torture (make test runs 100 trials per case):
-# os-apply-config SIGKILLed at random instants of a 1000-template render,
-# then run again (every file old or new, nothing left behind), and
-# 55-heat-config with its hooks (each deployment at most once, signalled).
-# test/chaos: os-collect-config and heat-config-notify behind hostile
-# servers for CHAOS_MINUTES (make test: about one minute).
+# The long mode of test/torture (make test runs a quick one): the
+# programs SIGKILLed, and the power cut (test/torture/lazyfs, a FUSE
+# filesystem that drops what was not synced), at random instants, then
+# run again: os-apply-config (bundled example, 1000-template corpus),
+# os-collect-config's pass, 55-heat-config, the whole chain; see
+# docs/durability.md. Root and /dev/fuse; TORTURE_KILLS and TORTURE_CUTS
+# are trials per case. test/chaos: os-collect-config and
+# heat-config-notify behind hostile servers for CHAOS_MINUTES (make test:
+# about one minute).
 torture:
-	TORTURE_KILLS=1000 CHAOS_MINUTES=10 $(GO) test -count=1 -v -timeout 60m ./test/torture/ ./test/chaos/
+	REQUIRE_TORTURE=1 TORTURE_KILLS=$${TORTURE_KILLS:-400} TORTURE_CUTS=$${TORTURE_CUTS:-400} \
+	  CHAOS_MINUTES=$${CHAOS_MINUTES:-10} $(GO) test -count=1 -v -timeout 120m ./test/torture/... ./test/chaos/
 
 # Go benchmarks, then ours against the reference. 55-heat-config's
 # reference is not packaged in Debian: HEAT_AGENTS=<a checkout of

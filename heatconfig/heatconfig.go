@@ -119,6 +119,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, nil)
 	}
+	removeLeftovers(c.deployed, log)
 	data, err := os.ReadFile(c.shellConfig)
 	if err != nil {
 		log.Error(err.Error())
@@ -157,7 +158,7 @@ func prepareDeployedDir(c config, log *slog.Logger) error {
 			return move(c.deployedOld, c.deployed)
 		}
 	}
-	if err := os.MkdirAll(c.deployed, 0o700); err != nil {
+	if err := mkdirAllDurable(c.deployed, 0o700); err != nil {
 		return fmt.Errorf("creating the state directory: %w", err)
 	}
 	return nil
@@ -166,11 +167,18 @@ func prepareDeployedDir(c config, log *slog.Logger) error {
 // move renames old to new, or copies its files across filesystems (/run
 // is a tmpfs) and removes it, as shutil.move does.
 func move(old, new string) error {
-	if err := os.MkdirAll(filepath.Dir(new), 0o755); err != nil {
+	if err := mkdirAllDurable(filepath.Dir(new), 0o755); err != nil {
 		return err
 	}
 	err := os.Rename(old, new)
-	if err == nil || !errors.Is(err, errCrossDevice) {
+	if err == nil {
+		// Both names, or a cut brings the old place back, or neither.
+		if err := syncDir(filepath.Dir(new)); err != nil {
+			return err
+		}
+		return syncDir(filepath.Dir(old))
+	}
+	if !errors.Is(err, errCrossDevice) {
 		return err
 	}
 	if err := copyFlat(old, new); err != nil {
@@ -186,7 +194,7 @@ func copyFlat(old, new string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(new, 0o700); err != nil {
+	if err := mkdirAllDurable(new, 0o700); err != nil {
 		return err
 	}
 	for _, e := range entries {

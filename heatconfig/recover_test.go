@@ -128,8 +128,67 @@ func TestTornStateFileIsRewrittenBeforeItsSignal(t *testing.T) {
 		if got := field(signalOf(t, n, "d1"), "deploy_status_code"); got != "137" {
 			t.Errorf("torn %q: deploy_status_code %s, want 137", torn, got)
 		}
-		if m, _ := filepath.Glob(filepath.Join(n.deployed, ".*.tmp")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(n.deployed, ".d1.json.*")); len(m) > 0 {
 			t.Errorf("torn %q: staged files left: %v", torn, m)
+		}
+	}
+}
+
+// The state directory that a node's first run makes survives a power cut
+// with the state files synced in it: each directory made is synced into
+// its parent (found by test/torture's power cuts: the whole directory
+// vanished and every deployment ran again).
+func TestStateDirectoryIsDurable(t *testing.T) {
+	var synced []string
+	defer func(orig func(string) error) { syncDir = orig }(syncDir)
+	syncDir = func(dir string) error {
+		synced = append(synced, dir)
+		return nil
+	}
+	n := newNode(t)
+	n.hook("script", "true")
+	n.deployments(dep("d1", "script"))
+	n.deployed = filepath.Join(n.dir, "var/lib/heat-config/deployed")
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, d := range []string{"", "var", "var/lib", "var/lib/heat-config", "var/lib/heat-config/deployed"} {
+		want[filepath.Join(n.dir, d)] = true
+	}
+	for _, d := range synced {
+		delete(want, d)
+	}
+	if len(want) > 0 {
+		t.Errorf("directories whose new entries were not synced: %v (synced: %v)", want, synced)
+	}
+}
+
+// A run killed between writing a deployment's signal data, signal record
+// or rewritten state file and renaming it into place leaves the staged
+// file; the next run removes it, whatever deployment it was for, and
+// nothing else.
+func TestStagedFilesOfKilledRunsRemoved(t *testing.T) {
+	n := newNode(t)
+	n.hook("script", "true")
+	n.deployments(dep("d1", "script"))
+	os.MkdirAll(n.deployed, 0o700)
+	left := []string{".d0.notify.json.123", ".d0.signal.json.4567", ".d0.json.89"}
+	kept := []string{"d0.json", ".d0.json.tmp", "notes.txt"}
+	for _, name := range append(left, kept...) {
+		os.WriteFile(filepath.Join(n.deployed, name), []byte("{"), 0o600)
+	}
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range left {
+		if _, err := os.Stat(filepath.Join(n.deployed, name)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", name, err)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(n.deployed, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
 		}
 	}
 }

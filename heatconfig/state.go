@@ -1,8 +1,15 @@
 package heatconfig
 
 import (
+	"errors"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"syscall"
+
+	"github.com/tripleo-go/agent/internal/agentstate"
 )
 
 // writeNew creates path (0600: deployments carry credentials) with data,
@@ -30,47 +37,96 @@ func writeNew(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
-// writeDebug writes a file kept for the operator (the signal data). The
-// reference does not truncate it, which leaves old bytes past the end of
-// a shorter new text after a forced re-run; we do.
+// writeDebug writes a file kept for the operator (the signal data, which
+// a run cut short reads back). The reference does not truncate it, which
+// leaves old bytes past the end of a shorter new text after a forced
+// re-run; we replace it atomically, synced: the state directory's next
+// sync makes its name durable, and the bytes must be there by then, not
+// an empty file after a power cut.
 func writeDebug(path string, data []byte) error {
-	return os.WriteFile(path, data, 0o600)
-}
-
-// replaceDurably puts data at path (0600) through a staged file renamed
-// over it, synced with its directory: a reader sees the old or the new
-// bytes, and a power cut keeps one of them.
-func replaceDurably(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), agentstate.TempPrefix(path))
 	if err != nil {
 		return err
 	}
-	staged := f.Name()
-	defer os.Remove(staged) // after a successful rename there is none
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(staged, path); err != nil {
+	return os.Rename(tmp.Name(), path)
+}
+
+// replaceDurably puts data at path as writeDebug does, and syncs the
+// directory: a reader sees the old or the new bytes, and a power cut
+// keeps one of them.
+func replaceDurably(path string, data []byte) error {
+	if err := writeDebug(path, data); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
 }
 
-func syncDir(dir string) error {
+// staged matches what writeDebug and agentstate.Write stage in the state
+// directory (signal data, records, a rewritten state file): a run killed
+// between the write and the rename leaves it.
+var staged = regexp.MustCompile(`^\.[^/]+\.json\.[0-9]+$`)
+
+// removeLeftovers removes the staged files of runs that were killed,
+// which no later run would otherwise touch (their deployment is done).
+func removeLeftovers(dir string, log *slog.Logger) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Type().IsRegular() && staged.MatchString(e.Name()) {
+			if os.Remove(filepath.Join(dir, e.Name())) == nil {
+				log.Info("Removed " + filepath.Join(dir, e.Name()) + ", left by a run that did not finish")
+			}
+		}
+	}
+}
+
+// syncDir makes a directory's entries durable; a variable so that tests
+// can see which directories are synced.
+var syncDir = func(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// mkdirAllDurable is os.MkdirAll whose new directories survive a power
+// cut: each one's name is made durable in its parent. Without it the
+// state directory made by a node's first run, with every state file
+// synced inside it, could vanish whole in a cut, and every deployment run
+// again.
+func mkdirAllDurable(dir string, perm os.FileMode) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirAllDurable(parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, perm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return syncDir(parent)
 }
 
 func exists(path string) bool {

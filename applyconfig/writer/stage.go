@@ -1,12 +1,15 @@
 package writer
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,8 +57,9 @@ func sweepLeftovers(plan []planned, log *slog.Logger) {
 }
 
 // removeLeftovers removes, from dir, the staged files of writers that are
-// no longer running (killed, or the machine lost power). A PID reused by
-// another process keeps its leftover until a later run: it is hidden.
+// no longer running (killed, or the machine lost power). After a power
+// cut the PIDs start again from 1, so a staged file's PID is often alive
+// again, another process's or this one's: see deadWriter.
 func removeLeftovers(dir string) (removed []string) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -69,12 +73,13 @@ func removeLeftovers(dir string) (removed []string) {
 			continue
 		}
 		pid, err := strconv.Atoi(m[1])
-		if err != nil || pid == os.Getpid() || running(pid) {
+		if err != nil {
 			continue
 		}
 		path := filepath.Join(dir, name)
 		var st unix.Stat_t
-		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
+			!deadWriter(pid, time.Unix(st.Mtim.Unix())) {
 			continue
 		}
 		if os.Remove(path) == nil {
@@ -84,9 +89,49 @@ func removeLeftovers(dir string) (removed []string) {
 	return removed
 }
 
-// running tells whether a process with that PID exists (EPERM: it does,
-// owned by someone else).
-func running(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
+// deadWriter tells whether the writer that staged a file last written at
+// mtime is gone: no process has its PID; or the PID is this process's,
+// which sweeps before it stages anything; or the process with that PID
+// started after the file was written (the PID came back after a reboot).
+// test/torture found the second case: after a power cut, a node's
+// os-apply-config got its killed predecessor's PID and kept its staged
+// files for ever.
+func deadWriter(pid int, mtime time.Time) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
+		return true
+	}
+	age, ok := processAge(pid)
+	// Ages, not dates: the start time in /proc counts from the boot, and
+	// the boot's date is known to a second only. The margin covers clock
+	// ticks.
+	return ok && age < time.Since(mtime)-100*time.Millisecond
+}
+
+// processAge is how long ago a running process started, from /proc.
+func processAge(pid int) (time.Duration, bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from its closing parenthesis; starttime is field 22, in clock
+	// ticks since the boot.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 20 {
+		return 0, false
+	}
+	ticks, err := strconv.ParseInt(fields[19], 10, 64)
+	var now unix.Timespec
+	if err != nil || unix.ClockGettime(unix.CLOCK_BOOTTIME, &now) != nil {
+		return 0, false
+	}
+	const userHZ = 100 // sysconf(_SC_CLK_TCK) on Linux
+	return time.Duration(now.Nano()) - time.Duration(ticks)*time.Second/userHZ, true
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tripleo-go/agent/internal/logging"
 )
@@ -86,5 +87,44 @@ func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s was removed: %v", p, err)
 		}
+	}
+}
+
+// After a power cut PIDs start again from 1: a staged file's PID may be
+// this run's own, or a process that started after the file was written.
+// Both are leftovers; a live writer's file (written after it started) is
+// not (test/torture's power cuts found the first case).
+func TestLeftoversOfWritersBeforeAReboot(t *testing.T) {
+	dir := t.TempDir()
+	put := func(pid int, mtime time.Time) string {
+		p := filepath.Join(dir, stageName(pid))
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	longAgo := time.Now().Add(-24 * 365 * time.Hour) // before this machine booted
+	// A PID taken again a second after the file was written (in a PID
+	// namespace, or a busy machine): the process is younger than the file.
+	young := exec.Command("sleep", "30")
+	if err := young.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer young.Process.Kill()
+	gone := []string{put(os.Getpid(), time.Now()), put(os.Getppid(), longAgo), put(young.Process.Pid, time.Now().Add(-time.Second))}
+	kept := put(os.Getppid(), time.Now())
+	if _, err := Apply([]File{file(filepath.Join(dir, "a.conf"), "a\n")}, logging.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gone {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s: a leftover from before the reboot was kept", filepath.Base(p))
+		}
+	}
+	if _, err := os.Lstat(kept); err != nil {
+		t.Errorf("a running writer's staged file was removed: %v", err)
 	}
 }

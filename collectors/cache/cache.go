@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -159,11 +160,43 @@ func (c *Cache) write(path string, data []byte) error {
 	return writeAtomic(path, data)
 }
 
+// Staged writes are hidden and named after the program, so that the next
+// pass can tell its leftovers (a pass killed between the write and the
+// rename) from anything else, and remove them: the reference's "tmpXXX"
+// files stayed in the cache directory for ever.
+const (
+	stagePrefix  = ".os-collect-config-"
+	stagePattern = stagePrefix + "*.tmp"
+)
+
+var staged = regexp.MustCompile(`^\.os-collect-config-[0-9]+\.tmp$`)
+
+// RemoveLeftovers removes the staged files that passes killed part way
+// left in the cache directory, and returns their paths. Only the holder
+// of the pass lock may call it: no other pass is writing.
+func (c *Cache) RemoveLeftovers() []string {
+	entries, err := os.ReadDir(c.Dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !staged.MatchString(e.Name()) {
+			continue
+		}
+		p := filepath.Join(c.Dir, e.Name())
+		if os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
+}
+
 // writeAtomic writes data to a 0600 temporary file beside path and
 // renames it over path: readers see the old or the new file, never a part.
 // Durability is Sync's, once per pass.
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), stagePattern)
 	if err != nil {
 		return err
 	}

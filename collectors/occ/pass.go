@@ -40,6 +40,9 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 			return 0, false, r.fail(err)
 		}
 		defer lock.Unlock()
+		for _, p := range r.cache.RemoveLeftovers() {
+			r.log.Info(fmt.Sprintf("Removed %s, left by a pass that did not finish.", p))
+		}
 	}
 	paths, changed, err := r.store(ctx, got)
 	if err != nil {
@@ -92,7 +95,9 @@ func (r *runner) record(rec *agentstate.Pass, err error) {
 	rec.Ended = time.Now()
 	werr := os.MkdirAll(r.env.StatusDir, 0o755)
 	if werr == nil {
-		werr = agentstate.Write(filepath.Join(r.env.StatusDir, agentstate.PassFile), rec)
+		path := filepath.Join(r.env.StatusDir, agentstate.PassFile)
+		agentstate.RemoveStaged(path) // a killed pass's
+		werr = agentstate.Write(path, rec)
 	}
 	if werr != nil {
 		r.log.Warn(fmt.Sprintf("Could not write the status record: %v", werr))

@@ -212,3 +212,51 @@ func TestPassRecord(t *testing.T) {
 		t.Fatalf("a pass with nothing new: %+v", p)
 	}
 }
+
+// A pass killed between a cache write and its rename leaves the staged
+// file (hidden, named after the program); the next pass removes it, and
+// nothing else (found by test/torture's kill trials: the staged files
+// stayed for ever).
+func TestPassRemovesLeftovers(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"x": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": a}, "local")
+	cache := filepath.Join(dir, "cache")
+	os.Mkdir(cache, 0o700)
+	leftover := filepath.Join(cache, ".os-collect-config-3654033880.tmp")
+	others := []string{"tmp123", "notes.tmp", ".os-collect-config-x.tmp"}
+	for _, name := range append(others, filepath.Base(leftover)) {
+		os.WriteFile(filepath.Join(cache, name), []byte(`{"x"`), 0o600)
+	}
+	r.pass(context.Background())
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the leftover is still there: %v", err)
+	}
+	for _, name := range others {
+		if _, err := os.Stat(filepath.Join(cache, name)); err != nil {
+			t.Errorf("%s, not the cache's, was removed: %v", name, err)
+		}
+	}
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".os-collect-config-") && e.Name() != ".os-collect-config-x.tmp" {
+			t.Errorf("%s left after a pass", e.Name())
+		}
+	}
+}
+
+// A pass killed while it wrote its status record leaves the staged file
+// in the status directory; a later pass removes it.
+func TestPassRecordRemovesStaged(t *testing.T) {
+	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"x": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"local": a}, "local")
+	r.env.StatusDir = filepath.Join(dir, "run")
+	os.Mkdir(r.env.StatusDir, 0o755)
+	staged := filepath.Join(r.env.StatusDir, "."+agentstate.PassFile+".123")
+	os.WriteFile(staged, []byte(`{"vers`), 0o600)
+	longAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(staged, longAgo, longAgo)
+	r.pass(context.Background())
+	if _, err := os.Stat(staged); !os.IsNotExist(err) {
+		t.Errorf("the killed pass's staged record is still there: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -74,13 +75,14 @@ type Signal struct {
 }
 
 // Write stores v as JSON in path atomically (a reader sees the old or
-// the new record, never half of one), private to root.
+// the new record, never half of one), private to root. The staged file
+// is TempPrefix(path) followed by digits.
 func Write(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".")
+	tmp, err := os.CreateTemp(filepath.Dir(path), TempPrefix(path))
 	if err != nil {
 		return err
 	}
@@ -93,10 +95,40 @@ func Write(path string, v any) error {
 		tmp.Close()
 		return err
 	}
+	// Synced before the rename: once a later sync of the directory makes
+	// the name durable (heat-config syncs its state directory), the bytes
+	// are there too, not an empty record after a power cut.
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// TempPrefix is how the files that Write stages for path begin.
+func TempPrefix(path string) string { return "." + filepath.Base(path) + "." }
+
+// RemoveStaged removes what Write staged for path and never renamed (its
+// writer was killed) and returns how many: files named TempPrefix(path)
+// and digits, older than a minute. A Write takes far less, so a
+// concurrent writer's file is left alone.
+func RemoveStaged(path string) int {
+	dir, prefix := filepath.Dir(path), TempPrefix(path)
+	entries, _ := os.ReadDir(dir)
+	removed := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute && os.Remove(filepath.Join(dir, e.Name())) == nil {
+			removed++
+		}
+	}
+	return removed
 }
 
 // Read loads a record written by Write.

@@ -26,3 +26,28 @@ func TestWriteRead(t *testing.T) {
 		t.Errorf("%d files, mode %v (%v): want the record alone, 0600", len(entries), fi.Mode(), err)
 	}
 }
+
+// What a killed Write staged is removed once it is old; a file being
+// written now (another writer's), and other names, are not.
+func TestRemoveStaged(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, PassFile)
+	old := time.Now().Add(-time.Hour)
+	put := func(name string, mtime time.Time) {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(`{"vers`), 0o600)
+		os.Chtimes(p, mtime, mtime)
+	}
+	put(".status.json.123", old)
+	put(".status.json.456", time.Now())
+	put(".status.json.bak", old)
+	put(".other.json.123", old)
+	if n := RemoveStaged(path); n != 1 {
+		t.Errorf("removed %d, want 1", n)
+	}
+	for name, want := range map[string]bool{".status.json.123": false, ".status.json.456": true, ".status.json.bak": true, ".other.json.123": true} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", name, err == nil, want)
+		}
+	}
+}

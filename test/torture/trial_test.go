@@ -1,0 +1,135 @@
+package torture
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tripleo-go/agent/test/torture/lazyfs"
+)
+
+// scenario is a run of the programs on a node that a fault interrupts,
+// and what must hold after the fault and after the run that follows it.
+// The same scenario is driven by kills and by cuts.
+type scenario interface {
+	// setup lays the node out as it was before the run; the harness then
+	// makes it durable and starts every trial from it.
+	setup(t *testing.T, n *node)
+	// start starts the run.
+	start(n *node, out io.Writer) *lazyfs.Running
+	// learn records the node as a run to its end leaves it (the first
+	// run, before any trial).
+	learn(t *testing.T, n *node)
+	// reset forgets what the last trial left outside the node (the runs
+	// of a command, the signals a server got).
+	reset()
+	// afterFault says what is wrong on the node as the fault left it;
+	// completed: the run had ended, successfully, before the fault.
+	afterFault(n *node, completed bool) []string
+	// rerun runs again to completion, as the next pass after a restart.
+	rerun(n *node) error
+	// afterRerun says what is wrong after it.
+	afterRerun(n *node) []string
+}
+
+// result is what the trials of one scenario and fault found.
+type result struct {
+	trials, completed int
+	took              time.Duration
+	problems          []string
+}
+
+// count reads a number of trials from an environment variable.
+func count(t *testing.T, name string, def int) int {
+	if testing.Short() {
+		t.Skip("fault trials take a while")
+	}
+	if s := os.Getenv(name); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			t.Fatalf("%s=%q", name, s)
+		}
+		return n
+	}
+	return def
+}
+
+// runTrials sets the scenario up on n, learns how long a run takes, then
+// runs trials: each from the same durable state, interrupted by f at a
+// random instant of up to 1.2 times a run, then run again.
+func runTrials(t *testing.T, n *node, sc scenario, f fault, trials int) result {
+	t.Helper()
+	sc.setup(t, n)
+	n.fs.Sync()
+	base := n.fs.Image()
+	var out bytes.Buffer
+	var duration time.Duration
+	// Twice: the first run also pays for cold caches.
+	for i := range 2 {
+		if err := n.fs.Restart(base); err != nil {
+			t.Fatal(err)
+		}
+		sc.reset()
+		t0 := time.Now()
+		if err := sc.start(n, &out).Wait(); err != nil {
+			t.Fatalf("a run without a fault: %v\n%s", err, out.String())
+		}
+		duration = time.Since(t0)
+		if i == 1 {
+			sc.learn(t, n)
+		}
+	}
+
+	res := result{trials: trials}
+	start := time.Now()
+	for i := range trials {
+		if err := n.fs.Restart(base); err != nil {
+			t.Fatal(err)
+		}
+		sc.reset()
+		out.Reset()
+		delay := time.Duration(rand.Int64N(int64(duration)*6/5 + 1))
+		r := sc.start(n, &out)
+		completed := false
+		select {
+		case <-r.Done():
+			completed = r.Wait() == nil
+		case <-time.After(delay):
+		}
+		n.interrupt(r, f)
+		var problems []string
+		problems = append(problems, sc.afterFault(n, completed)...)
+		if err := sc.rerun(n); err != nil {
+			problems = append(problems, "the run after the "+string(f)+": "+err.Error())
+		} else {
+			problems = append(problems, sc.afterRerun(n)...)
+		}
+		for _, p := range problems {
+			res.problems = append(res.problems, fmt.Sprintf("trial %d (%s after %v%s): %s", i, f, delay.Round(time.Millisecond), map[bool]string{true: ", run complete"}[completed], p))
+		}
+		if completed {
+			res.completed++
+		}
+	}
+	res.took = time.Since(start)
+	return res
+}
+
+// report fails the test with the problems found and logs the figures.
+func report(t *testing.T, name string, f fault, res result) {
+	t.Helper()
+	for i, p := range res.problems {
+		if i == 20 {
+			t.Errorf("... and %d more", len(res.problems)-20)
+			break
+		}
+		t.Error(p)
+	}
+	t.Logf("TORTURE %s: %d %ss (%d after the run had ended) in %v; problems: %d",
+		name, res.trials, f, res.completed, res.took.Round(time.Millisecond), len(res.problems))
+}
