@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/cfn"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/heat"
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/difftest"
 )
 
@@ -250,5 +252,20 @@ func TestSecretsNeverPrint(t *testing.T) {
 	}
 	if cfnConf.SecretAccessKey.Reveal() != "hunter2" {
 		t.Fatal("secret lost")
+	}
+}
+
+// Each pass replaces the backup copy of the cache whole, so the pass
+// record must live elsewhere: tripleo-agent-status would find none while
+// a pass runs (found by test/torture: /var/run is /run on Debian).
+func TestStatusRecordIsNotInTheBackupDir(t *testing.T) {
+	cfg, err := Parse(nil, config.Env{Stdout: io.Discard, Root: t.TempDir(),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := strings.Replace(filepath.Clean(cfg.BackupCacheDir), "/var/run/", "/run/", 1)
+	if rel, err := filepath.Rel(backup, agentstate.DefaultDir); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("the status directory %s is inside the default backup-cachedir %s", agentstate.DefaultDir, cfg.BackupCacheDir)
 	}
 }

@@ -20,9 +20,12 @@ const SchemaVersion = 1
 const PassFile = "status.json"
 
 // DefaultDir is the status directory: under /run, so that after a boot
-// `status --wait` waits for this boot's first pass. DirVar overrides it.
+// `status --wait` waits for this boot's first pass. Not
+// /run/os-collect-config: that is the default backup-cachedir
+// (/var/run/os-collect-config), which each pass replaces whole. DirVar
+// overrides it.
 const (
-	DefaultDir = "/run/os-collect-config"
+	DefaultDir = "/run/tripleo-agent"
 	DirVar     = "OS_COLLECT_CONFIG_STATUS_DIR"
 )
 

@@ -144,14 +144,14 @@ func (s *chainScenario) afterFault(n *node, completed bool) []string {
 }
 
 func (s *chainScenario) rerun(n *node) error {
-	os.Remove(n.path("run/os-collect-config/" + agentstate.PassFile))
+	os.Remove(n.path(agentstate.DefaultDir[1:] + "/" + agentstate.PassFile))
 	return n.run(n.env(), s.args("new")...)
 }
 
 func (s *chainScenario) afterRerun(n *node) []string {
 	var problems []string
 	var pass agentstate.Pass
-	if err := agentstate.Read(n.path("run/os-collect-config/"+agentstate.PassFile), &pass); err != nil {
+	if err := agentstate.Read(n.path(agentstate.DefaultDir[1:]+"/"+agentstate.PassFile), &pass); err != nil {
 		problems = append(problems, "no status record of the pass after the fault: "+err.Error())
 	} else if ran := pass.Command != nil; ran && s.committed {
 		problems = append(problems, "a committed change ran its command again")
