@@ -143,7 +143,7 @@ func (d *deploy) latency(t *testing.T, created time.Time, o *Outcome, sigs []Sig
 func (d *deploy) update(t *testing.T) {
 	before := d.node.State()
 	mark := lab.Mark()
-	st := d.stack(t, "update", d.name, "--round", "2")
+	st := d.stack(t, "update", d.name, "--round", "2", "--agent-running")
 	o := d.wait(t, d.agent, d.name, "UPDATE_COMPLETE")
 	wantOutputs(t, o, map[string]string{"result": "hello from the agent", "round": "round 2", "puppet_result": "puppet says hi hello"})
 	d.wantSignals(t, mark.Signals(st), scriptResource)

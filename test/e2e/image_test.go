@@ -143,7 +143,7 @@ func golden(t *testing.T, name, rootfs string) {
 		watchdog(t, m)
 		same(t, "after the watchdog's restart")
 		// and it converges: a change made now is deployed
-		updated, err := lab.stack(context.Background(), "update", name, "--round", "2")
+		updated, err := lab.stack(context.Background(), "update", name, "--round", "2", "--agent-running")
 		if err != nil {
 			t.Fatal(err)
 		}

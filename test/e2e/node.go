@@ -125,7 +125,7 @@ type Daemon struct {
 	done  chan struct{} // closed when the process has been waited for
 	mntNS string        // its mount namespace, to find what it leaves behind
 	err   error         // set, as left, before done is closed
-	left  []int         // what was still in the namespace after it ended (killed)
+	left  []string      // what was still in the namespace after it ended (killed)
 
 	mu    sync.Mutex
 	lines []Line
@@ -223,7 +223,7 @@ type Stopped struct {
 	Err    error         // the exit error (dying of the SIGTERM is a clean stop)
 	Took   time.Duration // from SIGTERM to the end
 	Killed bool          // it outlived the grace and got SIGKILL
-	Left   []int         // processes still in the node's namespace (killed)
+	Left   []string      // processes still in the node's namespace (killed): "PID command line"
 }
 
 // Stop sends SIGTERM and waits, at most grace, then SIGKILLs the group.
@@ -246,20 +246,21 @@ func (d *Daemon) Stop(grace time.Duration) Stopped {
 
 // reapNamespace kills, by PID, what still runs in the daemon's mount
 // namespace (nothing else can be there: lab/node made it for the daemon).
-func (d *Daemon) reapNamespace() []int {
+func (d *Daemon) reapNamespace() []string {
 	if d.mntNS == "" {
 		return nil
 	}
 	ents, _ := os.ReadDir("/proc")
-	var left []int
+	var left []string
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
 		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && ns == d.mntNS {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			left = append(left, pid)
+			left = append(left, fmt.Sprintf("%d %s", pid, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))))
 		}
 	}
 	return left

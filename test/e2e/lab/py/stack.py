@@ -221,7 +221,7 @@ def wanted(params, puppet):
     return want
 
 
-def metadata_with(hc, stack_id, want):
+def metadata_with(hc, stack_id, want, queue=True):
     def probe():
         md = hc.resources.metadata(stack_id, 'server')
         return md if inputs_ok(md, want) else None
@@ -235,10 +235,11 @@ def metadata_with(hc, stack_id, want):
             return r.status_code == 200 and inputs_ok(r.json(), want)
         until('temp URL object with inputs %r' % want, object_ok)
     # ZAQAR_MESSAGE: heat-engine posts each change to the server's queue
-    # after the database too; wait until the newest message says the same
-    # (listed, not claimed: the agent pops them).
+    # after the database too; wait until the newest message (the one the
+    # agent takes) says the same (listed, not claimed: the agent pops them).
+    # Not when an agent is already running: it deletes what it pops.
     zq = (md.get('os-collect-config') or {}).get('zaqar')
-    if zq:
+    if zq and queue:
         zs = session.Session(auth=v3.Password(
             auth_url=zq['auth_url'], user_id=zq['user_id'],
             password=zq['password'], project_id=zq['project_id']))
@@ -246,31 +247,45 @@ def metadata_with(hc, stack_id, want):
         client = str(uuid.uuid4())
 
         def newest():
-            path, last = '/v2/queues/%s/messages' % zq['queue_id'], None
-            for _ in range(50):  # pages of 20, oldest first
+            # The newest by age: the Swift message store lists messages in
+            # the order of their ids, which is not the order of posting.
+            path, best = '/v2/queues/%s/messages' % zq['queue_id'], None
+            for _ in range(50):  # pages of 20
                 r = zs.get(base.rstrip('/') + path, raise_exc=False,
                            headers={'Client-ID': client},
                            params=None if '?' in path else {
                                'echo': 'true', 'include_claimed': 'true',
                                'limit': 20})
                 if r.status_code != 200:
-                    return last
+                    break
                 body = r.json()
                 msgs = body.get('messages') or []
-                if not msgs:
-                    return last
-                last = msgs[-1].get('body')
+                for m in msgs:
+                    if best is None or m.get('age', 0) <= best.get('age', 0):
+                        best = m
                 nxt = [ln['href'] for ln in body.get('links') or []
                        if ln.get('rel') == 'next']
-                if not nxt:
-                    return last
+                if not msgs or not nxt:
+                    break
                 path = nxt[0]
-            return last
+            return best and best.get('body')
 
         def queue_ok():
             m = newest()
             return isinstance(m, dict) and inputs_ok(m, want)
-        until('zaqar message with inputs %r' % want, queue_ok)
+        try:
+            until('zaqar message with inputs %r' % want, queue_ok, wait=30)
+        except SystemExit:
+            # Two deployments landing at once can have their posts cross:
+            # seen here, a newest message holding one of the two, and no
+            # later post to mend it. Post what the database says, as
+            # heat-engine does on the server's next change.
+            log('zaqar queue %s: the newest message is stale; posting the '
+                'metadata again' % zq['queue_id'])
+            zs.post(base.rstrip('/') + '/v2/queues/%s/messages'
+                    % zq['queue_id'], headers={'Client-ID': client},
+                    json={'messages': [{'body': md, 'ttl': 3600}]})
+            until('zaqar message with inputs %r' % want, queue_ok)
     return md
 
 
@@ -345,6 +360,9 @@ def main():
     p.add_argument('--greeting')
     p.add_argument('--round')
     p.add_argument('--replace', action='store_true')
+    p.add_argument('--agent-running', action='store_true',
+                   help='an agent already pops the Zaqar queue: do not wait '
+                        'for its newest message')
     p.add_argument('--timeout', type=int, default=WAIT)
     a = p.parse_args()
     hc = heat()
@@ -407,7 +425,8 @@ def main():
             'structured_signal': params['structured_signal_transport'],
             'greeting': params['greeting'], 'round': params['round'],
             'puppet': puppet}
-    md = metadata_with(hc, sid, wanted(params, puppet))
+    md = metadata_with(hc, sid, wanted(params, puppet),
+                       queue=not a.agent_running)
     info['metadata_at'] = time.time()
     if info['signal'] == info['structured_signal'] == 'NO_SIGNAL':
         st = settle(hc, sid)
