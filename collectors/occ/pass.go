@@ -135,7 +135,7 @@ func (r *runner) store(ctx context.Context, got collected) (paths, changed []str
 		committed := r.cache.Committed(e.Name)
 		ch, path, err := r.cache.Store(e.Name, e.Content)
 		if errors.Is(err, cache.ErrBadName) {
-			r.log.Error(fmt.Sprintf("Refusing metadata key: %v", err))
+			r.log.Error(fmt.Sprintf("Refusing metadata key from %s: %v", got.from[e.Name], err))
 			continue
 		}
 		if err != nil {
