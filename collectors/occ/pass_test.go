@@ -263,3 +263,32 @@ func TestHostileKeysAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// Deliberate fix: a key given twice in a pass (two deployments of one
+// name, a local file named like a deployment) is stored once, with the
+// later content, and listed at each place as before, with a WARNING. The
+// reference stored both in turn under one file; the earlier content never
+// matched .last, so the command ran on every pass, forever.
+func TestDuplicateKeyStoredOnce(t *testing.T) {
+	heat := &fake{entries: []collectors.Entry{{Name: "heat", Content: doc(`{}`)},
+		{Name: "d", Content: doc(`{"v": 1}`)}, {Name: "e", Content: doc(`{}`)}}}
+	local := &fake{entries: []collectors.Entry{{Name: "d", Content: doc(`{"v": 2}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"heat": heat, "local": local}, "heat", "local")
+	h := &records{}
+	r.log = slog.New(h)
+	for range 3 {
+		if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
+			t.Fatal(st, err)
+		}
+	}
+	c := dir + "/cache/"
+	if got, want := calls(t, dir), []string{c + "heat.json:" + c + "d.json:" + c + "e.json:" + c + "d.json"}; !slices.Equal(got, want) {
+		t.Fatalf("commands run with %q, want once with %q", got, want)
+	}
+	if got, _ := os.ReadFile(c + "d.json.last"); !strings.Contains(string(got), "2") {
+		t.Fatalf("d.json.last is %q", got)
+	}
+	if want := `Metadata key "d" is given more than once; only the last one (from local) is stored.`; !strings.Contains(h.messages(), want) {
+		t.Fatalf("no line %q in\n%s", want, h.messages())
+	}
+}
