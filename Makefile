@@ -67,9 +67,12 @@ image-test:
 # The long mode of test/torture (make test runs 100 trials per case):
 # os-apply-config SIGKILLed at random instants of a 1000-template render,
 # then run again (every file old or new, nothing left behind), and
-# 55-heat-config with its hooks (each deployment at most once, signalled).
+# 55-heat-config with its hooks (each deployment at most once, signalled);
+# and a disk filled at 1000 levels in turn during a render and a pass
+# (make test tries 24).
 torture:
 	TORTURE_KILLS=1000 $(GO) test -count=1 -v -timeout 60m ./test/torture/
+	HOSTILE_DISK_STEPS=1000 $(GO) test -count=1 -v -timeout 30m -run 'TestFullDiskSweep' ./test/hostile/
 
 # Go benchmarks, then ours against the reference. 55-heat-config's
 # reference is not packaged in Debian: HEAT_AGENTS=<a checkout of

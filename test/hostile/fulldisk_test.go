@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -141,6 +142,18 @@ func TestFullDiskDuringRender(t *testing.T) {
 		t.Errorf("render once it fits: exit %d\n%s", r.code, r.stderr)
 	}
 	t.Logf("full disk: %s", errs)
+
+	// not even room for a new directory
+	write(t, w+"/t/etc/new/dir/f4", "f4={{x}}\n", 0o644)
+	old = snapshot(t, mnt+"/out")
+	leaveFree(t, mnt, 0)
+	r = oac("new")
+	errs = r.lines("[ERROR]")
+	if r.code != 1 || len(errs) != 1 || !strings.Contains(errs[0], "could not write "+mnt+"/out/etc/new/dir/f4: mkdir "+mnt+"/out/etc/new: no space left on device") {
+		t.Errorf("exit %d, error lines %q", r.code, errs)
+	}
+	sameFiles(t, "after a full disk", old, snapshot(t, mnt+"/out"))
+	t.Logf("full disk: %s", errs)
 }
 
 // os-collect-config stores onto a full disk: one line naming the key,
@@ -227,4 +240,213 @@ func TestFullDiskDuringCacheStore(t *testing.T) {
 	if r := occ(); r.code != 0 || ran() != 3 {
 		t.Errorf("idle pass: exit %d, %d commands\n%s", r.code, ran(), r.stderr)
 	}
+}
+
+// diskSteps is how many fill levels the sweeps try: HOSTILE_DISK_STEPS
+// (make torture), else a few dozen.
+func diskSteps(t *testing.T) int {
+	n := 24
+	if s := os.Getenv("HOSTILE_DISK_STEPS"); s != "" {
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
+			t.Fatalf("HOSTILE_DISK_STEPS=%q", s)
+		}
+	}
+	return n
+}
+
+// leaveFree fills the filesystem of dir with a ballast file until about
+// want bytes are free (want <= 0: as full as it gets); leaveFree(-1) of
+// an empty ballast is undone by noBallast.
+func leaveFree(t *testing.T, dir string, want int64) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "ballast"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for size := free(t, dir) - max(want, 0); size > 0; size -= 4096 {
+		if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err == nil {
+			return
+		} else if err != syscall.ENOSPC {
+			t.Fatalf("fallocate %d: %v", size, err)
+		}
+	}
+}
+
+func noBallast(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, "ballast")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+}
+
+// The disk fills up at every point of a render in turn (staging each
+// file, making a new directory, syncing): each run either succeeds with
+// every file new, or fails with one line naming a file and leaves every
+// file old, with no staging file left; the next run with room succeeds.
+func TestFullDiskSweepRender(t *testing.T) {
+	mnt := smallFS(t, 8)
+	w := t.TempDir()
+	for i, p := range []string{"etc/a", "etc/new/b", "etc/new/deeper/c", "var/d"} {
+		write(t, w+"/t/"+p, fmt.Sprintf("%d={{x}}\n", i), 0o644)
+	}
+	oac := func(value string) result {
+		write(t, w+"/md.json", string(mustJSON(map[string]string{"x": value})), 0o644)
+		return run(t, nil, nil, "os-apply-config", "-t", w+"/t", "-o", mnt+"/out", "-m", w+"/md.json")
+	}
+	value := strings.Repeat("v", 300<<10)
+	need := 4*int64(len(value)) + 64<<10 // the four files and their directories
+	steps, failed := diskSteps(t), 0
+	where := map[string]int{} // what the failed runs were doing
+	for step := range steps {
+		os.RemoveAll(mnt + "/out")
+		if r := oac("old"); r.code != 0 {
+			t.Fatalf("step %d: first render: %s", step, r.stderr)
+		}
+		old := snapshot(t, mnt+"/out")
+		// from a full disk to room for everything
+		leaveFree(t, mnt, int64(step)*need/int64(max(steps-1, 1)))
+		r := oac(value)
+		switch {
+		case r.code == 0:
+			if got := read(t, mnt+"/out/etc/new/deeper/c"); got != "2="+value+"\n" {
+				t.Fatalf("step %d: success, but c is %.20q", step, got)
+			}
+		case r.code == 1:
+			failed++
+			errs := r.lines("[ERROR]")
+			if len(errs) != 1 || !strings.Contains(errs[0], "could not write "+mnt) || !strings.Contains(errs[0], "no space left on device") {
+				t.Errorf("step %d: error lines %q", step, short(errs))
+			} else {
+				_, op, _ := strings.Cut(errs[0], ": ") // could not write X: OP Y: no space...
+				op, _, _ = strings.Cut(op, " ")
+				where[op]++
+			}
+			now := snapshot(t, mnt+"/out")
+			for p, v := range old {
+				if now[p] != v {
+					t.Errorf("step %d: %s changed on a failed run", step, p)
+				}
+			}
+			for p := range now {
+				if _, ok := old[p]; !ok {
+					t.Errorf("step %d: %s left by a failed run", step, p)
+				}
+			}
+		default:
+			t.Fatalf("step %d: exit %d\n%s", step, r.code, r.stderr)
+		}
+		noBallast(t, mnt)
+		if r := oac(value); r.code != 0 {
+			t.Fatalf("step %d: with room again: exit %d\n%s", step, r.code, r.stderr)
+		}
+	}
+	t.Logf("%d fill levels, %d failed runs (%v), every file old or new", steps, failed, where)
+}
+
+// The disk fills up at every point of a pass in turn (a key's .json or
+// .orig, os_config_files.json, a commit's .last): each pass either
+// commits every change, or fails with one line naming the key or file;
+// every cache file still parses and is the old or the new content;
+// os_config_files.json lists only files that exist; no temporary file is
+// left; the command ran only if everything was stored, and once there is
+// room again the pass runs it if and only if something was not committed.
+func TestFullDiskSweepCacheStore(t *testing.T) {
+	mnt := smallFS(t, 8)
+	w := t.TempDir()
+	cache := mnt + "/cache"
+	doc := func(key, content string) string {
+		d := string(mustJSON(map[string]string{"v": content}))
+		write(t, w+"/local/"+key, d, 0o600)
+		return d
+	}
+	ran := func() int { b, _ := os.ReadFile(w + "/ran"); return strings.Count(string(b), "\n") }
+	occ := func() result {
+		return run(t, occEnv(w), nil, "os-collect-config", "--config-file", "/dev/null", "--one-time",
+			"--cachedir", cache, "--backup-cachedir", w+"/backup", "--local-path", w+"/local",
+			"-c", "echo ran >> "+w+"/ran", "local")
+	}
+	keys := []string{"a", "b", "c"}
+	big := strings.Repeat("n", 200<<10)
+	need := 7*int64(len(big)) + 64<<10 // three .json, three .last, the list
+	steps, failed := diskSteps(t), 0
+	where := map[string]int{}
+	for step := range steps {
+		os.RemoveAll(cache)
+		os.RemoveAll(w + "/local")
+		for _, k := range keys {
+			doc(k, "old "+k)
+		}
+		if r := occ(); r.code != 0 {
+			t.Fatalf("step %d: first pass: %s", step, r.stderr)
+		}
+		for _, k := range keys {
+			doc(k, big+k)
+		}
+		leaveFree(t, mnt, int64(step)*need/int64(max(steps-1, 1)))
+		before := ran()
+		r := occ()
+		ranNow := ran() - before
+		switch r.code {
+		case 0:
+			if ranNow != 1 {
+				t.Errorf("step %d: success with %d command runs", step, ranNow)
+			}
+		case 1:
+			failed++
+			errs := r.lines("no space left on device")
+			if len(errs) != 1 || !(strings.HasPrefix(errs[0], "storing ") || strings.HasPrefix(errs[0], "committing ") || strings.HasPrefix(errs[0], "writing os_config_files.json")) {
+				t.Errorf("step %d: error lines %q\n%s", step, short(errs), r.stderr)
+			}
+			if len(errs) == 1 {
+				what, _, _ := strings.Cut(errs[0], ":")
+				where[what]++
+				if ranNow != btoi(strings.HasPrefix(errs[0], "committing ")) {
+					t.Errorf("step %d: the command ran %d times on %q", step, ranNow, errs[0])
+				}
+			}
+		default:
+			t.Fatalf("step %d: exit %d\n%s", step, r.code, r.stderr)
+		}
+		uncommitted := false
+		for _, k := range keys {
+			for _, suffix := range []string{".json", ".json.last", ".json.orig"} {
+				b, err := os.ReadFile(cache + "/" + k + suffix)
+				var v map[string]string
+				if err != nil || json.Unmarshal(b, &v) != nil || (v["v"] != "old "+k && v["v"] != big+k) {
+					t.Errorf("step %d: %s%s is neither old nor new (%v)", step, k, suffix, err)
+				}
+				if suffix == ".json.last" && v["v"] != big+k {
+					uncommitted = true
+				}
+			}
+		}
+		var list []string
+		if err := json.Unmarshal([]byte(read(t, cache+"/os_config_files.json")), &list); err != nil {
+			t.Errorf("step %d: os_config_files.json: %v", step, err)
+		}
+		for _, p := range list {
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("step %d: os_config_files.json lists %s: %v", step, p, err)
+			}
+		}
+		for _, p := range tree(t, cache) {
+			if strings.HasPrefix(p, "tmp") || strings.HasPrefix(p, ".") {
+				t.Errorf("step %d: %s left in the cache", step, p)
+			}
+		}
+		noBallast(t, mnt)
+		before = ran()
+		if r := occ(); r.code != 0 || ran()-before != btoi(uncommitted) {
+			t.Errorf("step %d: with room again: exit %d, %d command runs, want %d\n%s", step, r.code, ran()-before, btoi(uncommitted), r.stderr)
+		}
+	}
+	t.Logf("%d fill levels, %d failed passes (%v), the committed state always old or new", steps, failed, where)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

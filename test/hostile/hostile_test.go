@@ -8,8 +8,9 @@
 // files and the cache's committed state as they were.
 //
 // Everything runs under t.TempDir(); the full disk is a small ext4 image
-// on a loop device of the test's own (root only). Under -short nothing
-// runs: the agent has to be built.
+// on a loop device of the test's own (root only), filled by a ballast
+// file at HOSTILE_DISK_STEPS levels in turn (24; make torture: 1000).
+// Under -short nothing runs: the agent has to be built.
 package hostile
 
 import (
