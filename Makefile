@@ -72,10 +72,12 @@ image-test:
 # docs/durability.md. Root and /dev/fuse; TORTURE_KILLS and TORTURE_CUTS
 # are trials per case. test/chaos: os-collect-config and
 # heat-config-notify behind hostile servers for CHAOS_MINUTES (make test:
-# about one minute).
+# about one minute). test/hostile: a disk filled at 1000 levels in turn
+# during a render and a pass (make test tries 24).
 torture:
 	REQUIRE_TORTURE=1 TORTURE_KILLS=$${TORTURE_KILLS:-400} TORTURE_CUTS=$${TORTURE_CUTS:-400} \
 	  CHAOS_MINUTES=$${CHAOS_MINUTES:-10} $(GO) test -count=1 -v -timeout 120m ./test/torture/... ./test/chaos/
+	HOSTILE_DISK_STEPS=$${HOSTILE_DISK_STEPS:-1000} $(GO) test -count=1 -v -timeout 30m -run 'TestFullDiskSweep' ./test/hostile/
 
 # Go benchmarks, then ours against the reference. 55-heat-config's
 # reference is not packaged in Debian: HEAT_AGENTS=<a checkout of

@@ -149,6 +149,8 @@ func TestHostileDeploymentsAreSkipped(t *testing.T) {
 		`{"id": "noinputs", "group": "h"}`,
 		`{"id": "inputsmap", "name": "named", "group": "h", "inputs": {"a": 1}}`,
 		`{"id": "badinput", "group": "h", "inputs": [{"value": 1}]}`,
+		`{"id": "` + strings.Repeat("i", 201) + `", "group": "h", "inputs": []}`,
+		`{"id": "new\nline", "group": "h", "inputs": []}`,
 	}
 	n.deployments(append(bad, dep("good", "h"))...)
 	if err := n.run(); err != nil {
@@ -160,7 +162,8 @@ func TestHostileDeploymentsAreSkipped(t *testing.T) {
 	if c := strings.Count(n.stderr.String(), "[ERROR] Skipping deployment "); c != len(bad) {
 		t.Errorf("%d error lines for %d bad entries:\n%s", c, len(bad), n.stderr.String())
 	}
-	for _, want := range []string{`'../escape': invalid deployment: id "../escape" holds a slash`, `"named" ('inputsmap'): invalid deployment: inputs is an object, not a list`} {
+	for _, want := range []string{`'../escape': invalid deployment: id "../escape" holds a slash`, `"named" ('inputsmap'): invalid deployment: inputs is an object, not a list`,
+		`is longer than 200 bytes`, `'new\nline': invalid deployment: id "new\nline" holds a control character`} {
 		if !strings.Contains(n.stderr.String(), want) {
 			t.Errorf("no %q in:\n%s", want, n.stderr.String())
 		}

@@ -135,7 +135,9 @@ func parseError(src string, err error) error {
 // Plain system calls keep it to open, fstat, read and close: this runs for
 // every template of every refresh.
 func readTemplate(path string) (data []byte, executable bool, err error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	// O_NONBLOCK: a FIFO in the template tree must not block the run
+	// forever (as it did the reference's); regular files do not mind.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.EACCES) {
 			// Unreadable, but perhaps executable (mode 0111 for a user).
@@ -148,7 +150,10 @@ func readTemplate(path string) (data []byte, executable bool, err error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, false, err
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o111 != 0 && unix.Access(path, unix.X_OK) == nil {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, false, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Mode&0o111 != 0 && unix.Access(path, unix.X_OK) == nil {
 		return nil, true, nil
 	}
 	data = make([]byte, 0, st.Size+1)

@@ -2,10 +2,13 @@ package render
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
@@ -124,6 +127,33 @@ func TestExecutableOutputBound(t *testing.T) {
 	os.WriteFile(chatty, []byte("#!/bin/sh\nhead -c 1000 /dev/zero | tr '\\0' x\n"), 0o755)
 	if body, err := m.Template(context.Background(), chatty); err != nil || len(body) != 1000 {
 		t.Fatalf("%d bytes, %v", len(body), err)
+	}
+}
+
+// Deliberate fix: a template that is not a regular file (a FIFO, a link
+// to a device) is an error naming it; the reference blocked on a FIFO
+// forever and read a device until it ended.
+func TestNonRegularTemplateIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	null := filepath.Join(dir, "null")
+	os.Symlink("/dev/null", null)
+	m := md(t)
+	for _, path := range []string{fifo, null} {
+		done := make(chan error, 1)
+		go func() { _, err := m.Template(context.Background(), path); done <- err }()
+		select {
+		case err := <-done:
+			var re *Error
+			if !errors.As(err, &re) || re.Msg != "could not render moustache template "+path || re.Detail != path+" is not a regular file" {
+				t.Errorf("%s: error %#v", path, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: Template blocked", path)
+		}
 	}
 }
 

@@ -36,15 +36,38 @@ type Cache struct {
 // ErrBadName is a key that would not name a file inside the cache.
 var ErrBadName = errors.New("not a valid cache key")
 
+// MaxNameBytes is the longest key: its longest file, KEY.json.orig or
+// KEY.json.last, must fit in a file name (NAME_MAX, 255 bytes).
+const MaxNameBytes = 255 - len(".json.orig")
+
 // CheckName refuses keys that would escape the cache directory or cannot
-// be file names: empty, ".", "..", containing "/" or NUL. The reference
-// took any deployment name, so "../x" wrote outside the cache.
+// be file names: empty, ".", "..", containing "/" or NUL, or longer than
+// MaxNameBytes. The reference took any deployment name, so "../x" wrote
+// outside the cache, and a name too long for its .orig crashed the pass
+// (ours stored it and failed every commit, so no key was ever committed).
+// Also refused: a ":" (OS_CONFIG_FILES is a colon-separated list, so the
+// command read two wrong paths instead of the key's file), control
+// characters (a newline split the log lines that name the key), and the
+// key of the list of files itself.
 func CheckName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("%w: %q", ErrBadName, name)
+	switch {
+	case name == "" || name == "." || name == "..":
+		return fmt.Errorf("%w: %q is not a file name", ErrBadName, name)
+	case strings.ContainsAny(name, "/\x00"):
+		return fmt.Errorf("%w: %q holds a slash or NUL", ErrBadName, name)
+	case len(name) > MaxNameBytes:
+		return fmt.Errorf("%w: %q is longer than %d bytes", ErrBadName, name, MaxNameBytes)
+	case strings.Contains(name, ":"):
+		return fmt.Errorf("%w: %q holds a colon, which OS_CONFIG_FILES cannot carry", ErrBadName, name)
+	case strings.IndexFunc(name, isControl) >= 0:
+		return fmt.Errorf("%w: %q holds a control character", ErrBadName, name)
+	case name == MetaListName:
+		return fmt.Errorf("%w: %q is the cache's list of files", ErrBadName, name)
 	}
 	return nil
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // Path is the file of a key.
 func (c *Cache) Path(name string) string { return pypath.Join(c.Dir, name+".json") }

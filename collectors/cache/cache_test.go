@@ -134,12 +134,27 @@ func pyBool(b bool) string {
 	return "False"
 }
 
-// Deliberate fix: keys that would escape the cache are refused.
+// Deliberate fix: keys that would escape the cache, cannot be file
+// names with their suffixes, cannot travel in OS_CONFIG_FILES or would
+// split a log line are refused; the others are stored.
 func TestHostileNamesRefused(t *testing.T) {
 	c := &Cache{Dir: t.TempDir()}
-	for _, name := range []string{"../x", "/etc/passwd", "a/b", "..", ".", "", "nul\x00byte"} {
+	for _, name := range []string{"../x", "/etc/passwd", "a/b", "..", ".", "", "nul\x00byte",
+		strings.Repeat("L", MaxNameBytes+1), "a:b", "new\nline", "tab\tbed", "del\x7f", MetaListName} {
 		if _, _, err := c.Store(name, pyjson.NewObject(0)); !errors.Is(err, ErrBadName) {
 			t.Errorf("Store(%q) error %v", name, err)
+		}
+		if err := c.Commit(name); !errors.Is(err, ErrBadName) {
+			t.Errorf("Commit(%q) error %v", name, err)
+		}
+	}
+	for _, name := range []string{"ok", "with space", "dots.in.it", "-dash", "é", "...",
+		strings.Repeat("L", MaxNameBytes)} {
+		if _, _, err := c.Store(name, pyjson.NewObject(0)); err != nil {
+			t.Errorf("Store(%q): %v", name, err)
+		}
+		if err := c.Commit(name); err != nil {
+			t.Errorf("Commit(%q): %v", name, err)
 		}
 	}
 }

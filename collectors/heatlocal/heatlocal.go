@@ -50,7 +50,7 @@ type Collector struct {
 func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	var merged pyjson.Value
 	for _, p := range c.Paths {
-		data, err := os.ReadFile(p)
+		data, err := collectors.ReadFile(p)
 		if err != nil {
 			if _, statErr := os.Stat(p); statErr != nil {
 				continue // missing, as os.path.exists says

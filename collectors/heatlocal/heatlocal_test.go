@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/difftest"
@@ -51,5 +53,30 @@ func TestAgainstReference(t *testing.T) {
 				t.Fatalf("reference %s\nours      %s", want, got)
 			}
 		})
+	}
+}
+
+// Deliberate fix: a configured path that is a FIFO is skipped with one
+// line naming it (the reference blocked on it forever).
+func TestFIFOIsSkipped(t *testing.T) {
+	d := t.TempDir()
+	if err := syscall.Mkfifo(d+"/fifo", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(d+"/a", []byte(`{"x": 1}`), 0o644)
+	var log strings.Builder
+	c := &Collector{Paths: []string{d + "/fifo", d + "/a"}, Log: logging.New(&log, logging.Options{})}
+	done := make(chan []collectors.Entry, 1)
+	go func() { e, _ := c.Collect(context.Background()); done <- e }()
+	select {
+	case got := <-done:
+		if len(got) != 1 || pyjson.Dumps(got[0].Content) != `{"x": 1}` {
+			t.Fatalf("entries %v", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Collect blocked on the FIFO")
+	}
+	if want := d + "/fifo cannot be read (" + d + "/fifo is a FIFO, not a regular file)"; !strings.Contains(log.String(), want) {
+		t.Fatalf("log lacks %q:\n%s", want, log.String())
 	}
 }

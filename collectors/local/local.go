@@ -5,6 +5,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -51,7 +52,8 @@ type Collector struct {
 // JSON or is world-writable, or a directory owned by another user or
 // world-writable, is skipped with the reference's error line, and the
 // other files are still collected (the reference dropped the whole
-// collector, and with it every local key).
+// collector, and with it every local key); so is a file that is not a
+// regular one (a FIFO hung the reference, and SIGTERM could not stop it).
 func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	if len(c.Paths) == 0 {
 		return nil, collectors.ErrNotAvailable
@@ -85,7 +87,11 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 				c.Log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", path))
 				continue
 			}
-			data, err := os.ReadFile(path)
+			data, err := collectors.ReadFile(path)
+			if errors.Is(err, collectors.ErrNotRegular) {
+				c.Log.Error(err.Error() + "; skipped")
+				continue
+			}
 			if err == nil {
 				var doc pyjson.Value
 				if doc, err = pyos.LoadsJSON(data); err == nil {

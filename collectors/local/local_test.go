@@ -9,7 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/difftest"
@@ -106,6 +110,43 @@ func TestBadFileDoesNotHideGoodOnes(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 	for _, want := range []string{d + "/a/broken is not valid JSON", d + "/a/empty is not valid JSON", d + "/a/open is world writable", d + "/w is world writable"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+}
+
+// Deliberate fix: a FIFO, a socket or a link to a device among the files
+// is skipped with one line naming it; the reference blocked on a FIFO
+// forever (SIGTERM could not stop it) and read /dev/zero until memory ran
+// out.
+func TestNonRegularFilesAreSkipped(t *testing.T) {
+	d := t.TempDir()
+	write(t, d+"/a/good", `{"good": true}`, 0o644)
+	if err := syscall.Mkfifo(d+"/a/fifo", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// /dev/zero itself is world-writable, which is refused before reading.
+	if err := syscall.Mknod(d+"/a/zero-dev", syscall.S_IFCHR|0o600, int(unix.Mkdev(1, 5))); err != nil {
+		t.Skipf("mknod (needs root): %v", err)
+	}
+	if err := os.Symlink("zero-dev", d+"/a/zero"); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	c := &Collector{Paths: []string{d + "/a"}, Log: slog.New(slog.NewTextHandler(&log, nil))}
+	done := make(chan string, 1)
+	go func() { done <- render(c.Collect(context.Background())) }()
+	select {
+	case got := <-done:
+		if got != `[["good", {"good": true}]]` {
+			t.Fatalf("got %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Collect blocked on the FIFO")
+	}
+	for _, want := range []string{d + "/a/fifo is a FIFO, not a regular file; skipped", d + "/a/zero is a character device, not a regular file; skipped",
+		d + "/a/zero-dev is a character device, not a regular file; skipped"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log.String())
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
@@ -58,6 +59,7 @@ func (r *runner) collect(ctx context.Context) collected {
 			}
 			continue
 		}
+		entries = r.refuseOthersKeys(name, entries, log)
 		keys := make([]string, 0, len(entries))
 		for _, e := range entries {
 			keys = append(keys, e.Name)
@@ -82,4 +84,26 @@ func (r *runner) collectOne(ctx context.Context, name string, log *slog.Logger) 
 		r.instances[name] = inst
 	}
 	return inst.Collect(ctx)
+}
+
+// refuseOthersKeys drops the entries of collector name that carry the key
+// of a configured collector, its own once it was given (its document
+// comes first): a deployment (or a local file) named "heat" would replace the
+// heat collector's whole document in the cache, and os-apply-config would
+// render without the node's metadata. The reference stored both, the
+// later winning.
+func (r *runner) refuseOthersKeys(name string, entries []collectors.Entry, log *slog.Logger) []collectors.Entry {
+	out := make([]collectors.Entry, 0, len(entries))
+	own := false
+	for _, e := range entries {
+		if slices.Contains(r.cfg.Collectors, e.Name) {
+			if e.Name != name || own {
+				log.Error(fmt.Sprintf("Refusing metadata key %q from %s: it is the key of the %s collector", e.Name, name, e.Name))
+				continue
+			}
+			own = true
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -127,26 +128,37 @@ func (r *runner) lockCache(ctx context.Context) (*proc.Lock, error) {
 
 // store writes every entry to the cache and returns the files of the
 // pass, in order, and the keys that changed. What the command will read
-// is on disk before it runs.
+// is on disk before it runs. A key given twice (two deployments of one
+// name) is stored once, with its last content, and listed at each of its
+// places, as the reference listed it; the reference stored each copy in
+// turn, so the earlier one never matched .last and the command ran on
+// every pass, forever.
 func (r *runner) store(ctx context.Context, got collected) (paths, changed []string, err error) {
-	var keys []string
-	for _, e := range got.entries {
+	last := make(map[string]int, len(got.entries))
+	for i, e := range got.entries {
+		last[e.Name] = i
+	}
+	stored := make(map[string]string, len(got.entries)) // key -> its file
+	for i, e := range got.entries {
+		if last[e.Name] != i {
+			continue
+		}
 		if got.kept[e.Name] {
 			if _, err := os.Stat(r.cache.Path(e.Name)); err == nil {
-				paths, keys = append(paths, r.cache.Path(e.Name)), append(keys, e.Name)
+				stored[e.Name] = r.cache.Path(e.Name)
 			}
 			continue
 		}
 		committed := r.cache.Committed(e.Name)
 		ch, path, err := r.cache.Store(e.Name, e.Content)
 		if errors.Is(err, cache.ErrBadName) {
-			r.log.Error(fmt.Sprintf("Refusing metadata key: %v", err))
+			r.log.Error(fmt.Sprintf("Refusing metadata key from %s: %v", got.from[e.Name], err))
 			continue
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("storing %s in the cache: %w", e.Name, err)
 		}
-		paths, keys = append(paths, path), append(keys, e.Name)
+		stored[e.Name] = path
 		if ch {
 			changed = append(changed, e.Name)
 			change := "new"
@@ -156,6 +168,17 @@ func (r *runner) store(ctx context.Context, got collected) (paths, changed []str
 			r.log.Log(ctx, logging.LevelEvent, fmt.Sprintf("Metadata key %s changed (%s).", e.Name, change),
 				"collector", got.from[e.Name], "key", e.Name, "change", change)
 		}
+	}
+	var keys []string
+	for i, e := range got.entries {
+		path, ok := stored[e.Name]
+		if !ok {
+			continue
+		}
+		if i < last[e.Name] && slices.Index(keys, e.Name) < 0 {
+			r.log.Warn(fmt.Sprintf("Metadata key %q is given more than once; only the last one (from %s) is stored.", e.Name, got.from[e.Name]))
+		}
+		paths, keys = append(paths, path), append(keys, e.Name)
 	}
 	if len(changed) > 0 {
 		if _, err := r.cache.StoreMetaList(keys); err != nil {

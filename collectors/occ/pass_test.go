@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -258,5 +259,84 @@ func TestPassRecordRemovesStaged(t *testing.T) {
 	r.pass(context.Background())
 	if _, err := os.Stat(staged); !os.IsNotExist(err) {
 		t.Errorf("the killed pass's staged record is still there: %v", err)
+	}
+}
+
+// Deliberate fix: a key that cannot be a cache file, or that would
+// replace another collector's document (a deployment named "heat"), is
+// refused with one line naming it and its collector; the pass stores,
+// runs and commits everything else.
+func TestHostileKeysAreRefused(t *testing.T) {
+	long := strings.Repeat("L", 250)
+	heat := &fake{entries: []collectors.Entry{
+		{Name: "heat", Content: doc(`{"whole": "metadata"}`)},
+		{Name: "../x", Content: doc(`{}`)}, {Name: "a:b", Content: doc(`{}`)}, {Name: "a\nb", Content: doc(`{}`)},
+		{Name: long, Content: doc(`{}`)}, {Name: "os_config_files", Content: doc(`{}`)},
+		{Name: "heat", Content: doc(`{"only": "a deployment"}`)}, {Name: "local", Content: doc(`{}`)},
+		{Name: "good", Content: doc(`{"g": 1}`)},
+	}}
+	local := &fake{entries: []collectors.Entry{{Name: "heat", Content: doc(`{}`)}, {Name: "l", Content: doc(`{"l": 1}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"heat": heat, "local": local}, "heat", "local")
+	h := &records{}
+	r.log = slog.New(h)
+	if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
+		t.Fatal(st, err)
+	}
+	c := dir + "/cache/"
+	if got, want := calls(t, dir), []string{c + "heat.json:" + c + "good.json:" + c + "l.json"}; !slices.Equal(got, want) {
+		t.Fatalf("OS_CONFIG_FILES %q, want %q", got, want)
+	}
+	if got, _ := os.ReadFile(c + "heat.json.last"); !strings.Contains(string(got), "whole") {
+		t.Fatalf("heat.json.last is %q", got)
+	}
+	msgs := h.messages()
+	for _, want := range []string{
+		`Refusing metadata key from heat: not a valid cache key: "../x" holds a slash or NUL`,
+		`Refusing metadata key from heat: not a valid cache key: "a:b" holds a colon, which OS_CONFIG_FILES cannot carry`,
+		`Refusing metadata key from heat: not a valid cache key: "a\nb" holds a control character`,
+		`Refusing metadata key from heat: not a valid cache key: "` + long + `" is longer than 245 bytes`,
+		`Refusing metadata key from heat: not a valid cache key: "os_config_files" is the cache's list of files`,
+		`Refusing metadata key "heat" from heat: it is the key of the heat collector`,
+		`Refusing metadata key "local" from heat: it is the key of the local collector`,
+		`Refusing metadata key "heat" from local: it is the key of the heat collector`,
+	} {
+		if !strings.Contains(msgs, want) {
+			t.Errorf("no line %q in\n%s", want, msgs)
+		}
+	}
+	entries, _ := os.ReadDir(c)
+	for _, e := range entries {
+		if !slices.Contains([]string{"heat", "good", "l", "os_config_files"}, strings.SplitN(e.Name(), ".json", 2)[0]) {
+			t.Errorf("cache holds %q", e.Name())
+		}
+	}
+}
+
+// Deliberate fix: a key given twice in a pass (two deployments of one
+// name, a local file named like a deployment) is stored once, with the
+// later content, and listed at each place as before, with a WARNING. The
+// reference stored both in turn under one file; the earlier content never
+// matched .last, so the command ran on every pass, forever.
+func TestDuplicateKeyStoredOnce(t *testing.T) {
+	heat := &fake{entries: []collectors.Entry{{Name: "heat", Content: doc(`{}`)},
+		{Name: "d", Content: doc(`{"v": 1}`)}, {Name: "e", Content: doc(`{}`)}}}
+	local := &fake{entries: []collectors.Entry{{Name: "d", Content: doc(`{"v": 2}`)}}}
+	r, dir := fakeRunner(t, map[string]*fake{"heat": heat, "local": local}, "heat", "local")
+	h := &records{}
+	r.log = slog.New(h)
+	for range 3 {
+		if st, _, err := r.pass(context.Background()); err != nil || st != 0 {
+			t.Fatal(st, err)
+		}
+	}
+	c := dir + "/cache/"
+	if got, want := calls(t, dir), []string{c + "heat.json:" + c + "d.json:" + c + "e.json:" + c + "d.json"}; !slices.Equal(got, want) {
+		t.Fatalf("commands run with %q, want once with %q", got, want)
+	}
+	if got, _ := os.ReadFile(c + "d.json.last"); !strings.Contains(string(got), "2") {
+		t.Fatalf("d.json.last is %q", got)
+	}
+	if want := `Metadata key "d" is given more than once; only the last one (from local) is stored.`; !strings.Contains(h.messages(), want) {
+		t.Fatalf("no line %q in\n%s", want, h.messages())
 	}
 }

@@ -52,7 +52,9 @@ func mustLoad(t *testing.T, s string) pyjson.Value {
 
 func TestCheckID(t *testing.T) {
 	for id, ok := range map[string]bool{"3c9c1e9a-77a8-4d1c": true, "x.json": true, "": false, ".": false, "..": false,
-		"../x": false, "a/b": false, "a\x00": false, "..x": true} {
+		"../x": false, "a/b": false, "a\x00": false, "..x": true, "a:b c": true, "é": true,
+		strings.Repeat("i", MaxIDBytes): true, strings.Repeat("i", MaxIDBytes+1): false,
+		"new\nline": false, "tab\t": false, "\x1b[31m": false, "del\x7f": false} {
 		if err := CheckID(id); (err == nil) != ok {
 			t.Errorf("CheckID(%q) = %v", id, err)
 		}

@@ -132,8 +132,17 @@ func List(data []byte) ([]pyjson.Value, error) {
 	return list, nil
 }
 
+// MaxIDBytes bounds an id. Heat's are 36-byte UUIDs; the longest file
+// named after one, the signal record's temporary file, is 24 bytes
+// longer, and a file name is at most 255 bytes (NAME_MAX).
+const MaxIDBytes = 200
+
 // CheckID refuses ids that could name a file outside the directory they
-// are joined to: empty, ".", "..", or with "/" or NUL.
+// are joined to: empty, ".", "..", or with "/" or NUL; ids too long for
+// the files named after them (the reference ran the hook, then crashed
+// on <id>.notify.json, so the deployment was never signalled; ours left
+// its signal record unwritten); and ids with a control character, which
+// would split the log lines that name their files.
 func CheckID(id string) error {
 	switch {
 	case id == "":
@@ -142,6 +151,10 @@ func CheckID(id string) error {
 		return invalid("id %q is not a file name", id)
 	case strings.ContainsAny(id, "/\x00"):
 		return invalid("id %q holds a slash or NUL", id)
+	case len(id) > MaxIDBytes:
+		return invalid("id %q is longer than %d bytes", id, MaxIDBytes)
+	case strings.IndexFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		return invalid("id %q holds a control character", id)
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ func newNode(t *testing.T, name string) Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		scanNode(t, dir)
 		if t.Failed() {
 			t.Logf("node %s kept: %s (agent log: agent.log; its files: upper/)", name, dir)
 			return
@@ -55,6 +56,18 @@ func newNode(t *testing.T, name string) Node {
 		os.RemoveAll(dir)
 	})
 	return Node{Dir: dir}
+}
+
+// scanNode fails the test for every secret of the lab in what the agent
+// logged on the node (with --debug) and in every file it wrote there
+// that is not private.
+func scanNode(t *testing.T, dir string) {
+	t.Helper()
+	hits := labSecrets.ScanLog(filepath.Join(dir, "agent.log"))
+	hits = append(hits, labSecrets.ScanTree(filepath.Join(dir, "upper"), nil)...)
+	for _, h := range hits {
+		t.Errorf("secret leaked: %s", h)
+	}
 }
 
 // bootstrap gives the node the configuration a DeployedServer's operator

@@ -54,6 +54,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
+	if err := labSecrets.AddLabPasswords(filepath.Join(lab.Scripts, "lib.sh")); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
 	if buildDir, err = os.MkdirTemp("", "e2e-bin-"); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
@@ -108,6 +112,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: lab up in %s\n", time.Since(t0).Round(time.Second))
 	}
 	code := m.Run()
+	fmt.Fprintf(os.Stderr, "e2e: secret scan: %s\n", labSecrets.Summary())
 	if len(idleLog) > 0 {
 		sort.Strings(idleLog)
 		fmt.Fprintf(os.Stderr, "e2e: requests of one idle pass (no change):\n  %s\n", strings.Join(idleLog, "\n  "))

@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,6 +161,7 @@ func golden(t *testing.T, name, rootfs string) {
 		}
 	})
 	t.Run("troubleshooting", func(t *testing.T) { troubleshooting(t, m, st) })
+	t.Run("secrets", func(t *testing.T) { machineSecrets(t, m) })
 
 	pid := m.unit("MainPID")["MainPID"]
 	status := m.must("cat", "/proc/"+pid+"/status")
@@ -292,4 +295,28 @@ func watchdog(t *testing.T, m *machine) {
 		t.Errorf("the journal does not show the watchdog's timeout")
 	}
 	noCommand(t, m, "after the watchdog's restart")
+}
+
+// machineSecrets: no secret of the lab in the machine's journal (every
+// field of every entry, all units, all boots: the agent and what it ran
+// log there), nor in any file of /etc, /var, /root, /tmp, /opt or /run
+// that is not private.
+func machineSecrets(t *testing.T, m *machine) {
+	journal := m.must("journalctl", "-o", "verbose", "--no-pager")
+	hits := labSecrets.ScanJournal(m.name+" journal", journal)
+	skip := func(rel string) bool { // under /var: scanned above, or the package manager's
+		return slices.Contains([]string{"log/journal", "cache/apt", "lib/apt", "lib/dpkg"}, rel)
+	}
+	for _, dir := range []string{"etc", "var", "root", "tmp", "opt"} {
+		hits = append(hits, labSecrets.ScanTree(m.path(dir), skip)...)
+	}
+	res, err := Run(context.Background(), 2*time.Minute, Cmd{Argv: []string{labSh(), "exec", m.dir, "tar", "-C", "/run", "-cf", "-", "."}, Env: labEnv()})
+	if err != nil && len(res.Stdout) == 0 {
+		t.Fatalf("reading the machine's /run: %v\n%s", err, res.Stderr)
+	}
+	hits = append(hits, labSecrets.ScanTar(m.name+":/run", bytes.NewReader(res.Stdout))...)
+	for _, h := range hits {
+		t.Errorf("secret leaked: %s", h)
+	}
+	t.Logf("IMAGE secrets: %d journal lines scanned; so far %s", strings.Count(journal, "\n"), labSecrets.Summary())
 }

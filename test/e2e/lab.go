@@ -147,6 +147,7 @@ func (l *Lab) stack(ctx context.Context, args ...string) (*Stack, error) {
 		}
 	}
 	s.Name, s.ID, s.Transport, s.Signal, s.Greeting = info.Name, info.ID, info.Transport, info.Signal, info.Greeting
+	labSecrets.AddMetadata(s.Name, s.Metadata)
 	return s, nil
 }
 

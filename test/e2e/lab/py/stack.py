@@ -323,14 +323,22 @@ def outcome(hc, st):
     return out
 
 
+def private(path):
+    """A file only its owner reads: these hold the server's credentials."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w')
+
+
 def write(out, md, info):
     os.makedirs(out, exist_ok=True)
     occ = md['os-collect-config']
 
     def dump(name, obj):
-        with open(os.path.join(out, name + '.tmp'), 'w') as f:
+        tmp = os.path.join(out, name + '.tmp')
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        with private(tmp) as f:
             json.dump(obj, f, indent=2, sort_keys=True)
-        os.rename(os.path.join(out, name + '.tmp'), os.path.join(out, name))
+        os.rename(tmp, os.path.join(out, name))
     dump('server-metadata.json', md)
     dump('os-collect-config.json', occ)
     dump('stack.json', info)
@@ -345,7 +353,10 @@ def write(out, md, info):
             # oslo.config substitutes $NAME: escape $ in generated passwords
             lines += ['%s = %s' % (k, str(v).replace('$', '$$'))
                       for k, v in values.items()]
-    with open(os.path.join(out, 'os-collect-config.conf'), 'w') as f:
+    conf = os.path.join(out, 'os-collect-config.conf')
+    if os.path.exists(conf):
+        os.unlink(conf)  # an older one may be 0644
+    with private(conf) as f:
         f.write('\n'.join(lines) + '\n')
 
 
