@@ -1,11 +1,9 @@
 package metadata
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,11 +41,16 @@ func addMergeSeeds(f *testing.F) {
 // a key up in the result. The merge keeps every key, in Python's order
 // (the earlier files' first), takes a later value unless both are
 // objects, is idempotent, and changes none of the documents it merged;
-// a refused file is a one-line error naming it.
+// a refused file is a one-line error naming it. With FUZZ_REFERENCE=1
+// each input is also compared with the reference (checkMerge).
 func FuzzMerge(f *testing.F) {
 	addMergeSeeds(f)
 	dir := f.TempDir()
+	ref := difftest.FuzzReference(f, "testdata/oracle.py", "os_apply_config.apply_config")
 	f.Fuzz(func(t *testing.T, a, b, c []byte, key string) {
+		if ref != nil {
+			checkMerge(t, ref, dir, [3][]byte{a, b, c}, key)
+		}
 		paths := make([]string, 3)
 		var docs []*pyjson.Object
 		for i, data := range [][]byte{a, b, c} {
@@ -144,91 +147,67 @@ func checkMergeStep(t *testing.T, base, overlay *pyjson.Object) {
 	}
 }
 
-// The reference's own collect_config and _extract_key, over the seeds:
-// the same merged metadata, the same --key value, refusing the same
-// files.
+// The reference's own collect_config and _extract_key, over the seeds
+// (checkMerge).
 func TestMergeSeedsAgainstReference(t *testing.T) {
-	difftest.RequirePythonModule(t, "os_apply_config.apply_config")
-	type tc struct {
-		docs [3][]byte
-		key  string
-	}
-	var cases []tc
+	ref := difftest.StartReference(t, "testdata/oracle.py", "os_apply_config.apply_config")
+	dir := t.TempDir()
+	n := 0
 	for _, s := range mergeSeeds {
-		cases = append(cases, tc{[3][]byte{[]byte(s.a), []byte(s.b), []byte(s.c)}, s.key})
+		n += checkMerge(t, ref, dir, [3][]byte{[]byte(s.a), []byte(s.b), []byte(s.c)}, s.key)
 	}
 	for _, vals := range difftest.FuzzCorpus(t, "FuzzMerge") {
-		cases = append(cases, tc{[3][]byte{vals[0].([]byte), vals[1].([]byte), vals[2].([]byte)}, vals[3].(string)})
+		n += checkMerge(t, ref, dir, [3][]byte{vals[0].([]byte), vals[1].([]byte), vals[2].([]byte)}, vals[3].(string))
 	}
-	type oracleCase struct {
+	t.Logf("%d cases compared", n)
+}
+
+// checkMerge reads docs as metadata files and looks key up, here and in
+// the reference: the same merged metadata, the same --key value,
+// refusing the same files. It returns 0 when the case is not compared (a
+// known difference, or a key that is not text), else 1.
+func checkMerge(t *testing.T, ref *difftest.Reference, dir string, docs [3][]byte, key string) int {
+	t.Helper()
+	if !utf8.ValidString(key) || strings.ContainsRune(key, 0) {
+		return 0 // not a command-line argument Python would get as text
+	}
+	in := struct {
 		Docs []string `json:"docs"`
 		Key  string   `json:"key"`
-	}
-	var in []oracleCase
-	var kept []tc
-	for _, c := range cases {
-		if !utf8.ValidString(c.key) || strings.ContainsRune(c.key, 0) {
-			continue // not a command-line argument Python would get as text
-		}
-		oc := oracleCase{Key: c.key}
-		for _, d := range c.docs {
-			oc.Docs = append(oc.Docs, base64.StdEncoding.EncodeToString(d))
-		}
-		in = append(in, oc)
-		kept = append(kept, c)
-	}
-	input, _ := json.Marshal(in)
-	cmd := exec.Command(difftest.PythonPath, "testdata/oracle.py")
-	cmd.Stdin = bytes.NewReader(input)
-	cmd.Env = []string{"LANG=C.UTF-8", "PATH=/usr/bin:/bin"}
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("oracle: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(kept) {
-		t.Fatalf("oracle printed %d lines for %d cases", len(lines), len(kept))
-	}
-	dir := t.TempDir()
-	compared := 0
-	for i, c := range kept {
-		var want struct {
-			Merged, Value *string
-			Error         bool
-			Skip          string
-		}
-		if err := json.Unmarshal([]byte(lines[i]), &want); err != nil {
+	}{Key: key}
+	var paths []string
+	for j, d := range docs {
+		in.Docs = append(in.Docs, base64.StdEncoding.EncodeToString(d))
+		p := filepath.Join(dir, string(rune('a'+j))+".json")
+		if err := os.WriteFile(p, d, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if want.Skip != "" {
-			continue
-		}
-		compared++
-		var paths []string
-		for j, d := range c.docs {
-			p := filepath.Join(dir, string(rune('a'+j))+".json")
-			os.WriteFile(p, d, 0o600)
-			paths = append(paths, p)
-		}
-		label := strings.Join([]string{string(c.docs[0]), string(c.docs[1]), string(c.docs[2]), c.key}, " | ")
-		merged, err := Read(paths)
-		if want.Error != (err != nil) {
-			t.Errorf("%q: reference refuses: %v, ours: %v", label, want.Error, err)
-			continue
-		}
-		if err != nil {
-			continue
-		}
-		if got := pyjson.Dumps(merged); got != *want.Merged {
-			t.Errorf("%q: merged\nours      %s\nreference %s", label, got, *want.Merged)
-		}
-		v, ok := Lookup(merged, c.key)
+		paths = append(paths, p)
+	}
+	var want struct {
+		Merged, Value *string
+		Error         bool
+		Skip          string
+	}
+	if !ref.Query(t, in, &want) || want.Skip != "" {
+		return 0
+	}
+	label := fmt.Sprintf("%q", []string{string(docs[0]), string(docs[1]), string(docs[2]), key})
+	merged, err := Read(paths)
+	switch {
+	case want.Error != (err != nil):
+		t.Errorf("%s: reference refuses: %v, ours: %v", label, want.Error, err)
+	case err != nil:
+	case pyjson.Dumps(merged) != *want.Merged:
+		t.Errorf("%s: merged\nours      %s\nreference %s", label, pyjson.Dumps(merged), *want.Merged)
+	default:
+		v, ok := Lookup(merged, key)
 		switch {
 		case ok != (want.Value != nil):
-			t.Errorf("%q: key found: ours %v, reference %v", label, ok, want.Value != nil)
+			t.Errorf("%s: key found: ours %v, reference %v", label, ok, want.Value != nil)
 		case ok && pyjson.Dumps(v) != *want.Value:
-			t.Errorf("%q: key value\nours      %s\nreference %s", label, pyjson.Dumps(v), *want.Value)
+			t.Errorf("%s: key value\nours      %s\nreference %s", label, pyjson.Dumps(v), *want.Value)
 		}
 	}
-	t.Logf("%d cases compared", compared)
+	return 1
 }

@@ -2,10 +2,8 @@ package pyjson
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -48,10 +46,15 @@ func seedJSON(f *testing.F) {
 
 // A document that loads is written back by every encoder as text that
 // loads to the same value, in the same key order; Dumps is ASCII and a
-// fixed point. A document that does not load is a one-line error.
+// fixed point. A document that does not load is a one-line error. With
+// FUZZ_REFERENCE=1 each input is also compared with Python's json.
 func FuzzLoads(f *testing.F) {
 	seedJSON(f)
+	ref := difftest.FuzzReference(f, "testdata/oracle.py", "json")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if ref != nil {
+			checkLoads(t, ref, data)
+		}
 		v, err := Loads(data)
 		if err != nil {
 			if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || msg == "" {
@@ -98,70 +101,49 @@ func mustLoad(t *testing.T, what, text string) Value {
 	return v
 }
 
-// Python's json module, fed the seeds as the reference reads a file (a
-// UTF-8 text, then json.loads), prints the same json.dumps, or the same
-// error. Known differences are left out: a lone surrogate (U+FFFD here),
-// nesting beyond Python's recursion limit, and integers beyond its
-// 4300-digit conversion limit (both tracebacks in the reference).
+// Python's json module over the seeds (checkLoads).
 func TestLoadsSeedsAgainstPython(t *testing.T) {
-	difftest.RequirePythonModule(t, "json")
-	inputs := append([]string(nil), jsonSeeds...)
+	ref := difftest.StartReference(t, "testdata/oracle.py", "json")
+	n := 0
+	for _, s := range jsonSeeds {
+		n += checkLoads(t, ref, []byte(s))
+	}
 	for _, vals := range difftest.FuzzCorpus(t, "FuzzLoads") {
-		inputs = append(inputs, string(vals[0].([]byte)))
+		n += checkLoads(t, ref, vals[0].([]byte))
 	}
-	if !utf8.ValidString(strings.Join(inputs, "")) {
-		// Python gets the inputs as JSON text; invalid UTF-8 is ours to
-		// refuse and is checked apart.
-		var valid []string
-		for _, in := range inputs {
-			if utf8.ValidString(in) {
-				valid = append(valid, in)
-			} else if _, err := Loads([]byte(in)); err == nil {
-				t.Errorf("%q: not UTF-8 but loaded", in)
-			}
+	t.Logf("%d inputs compared", n)
+}
+
+// checkLoads loads data here and with Python's json, as the reference
+// reads a file (UTF-8 text, then json.loads): the same json.dumps, or
+// the same error words. Text that is not UTF-8 is ours to refuse. It
+// returns 0 for a known difference (see testdata/oracle.py), else 1.
+func checkLoads(t *testing.T, ref *difftest.Reference, data []byte) int {
+	t.Helper()
+	v, err := Loads(data)
+	if !utf8.Valid(data) {
+		if err == nil {
+			t.Errorf("%q: not UTF-8 but loaded", data)
 		}
-		inputs = valid
+		return 1
 	}
-	py := exec.Command(difftest.PythonPath, "-c", `
-import json, sys
-for s in json.load(sys.stdin):
-    try:
-        out = json.dumps(json.loads(s))
-        try:
-            json.dumps(json.loads(s), ensure_ascii=False).encode("utf-8")
-            print("OK " + out)
-        except UnicodeEncodeError:
-            print("SKIP lone surrogate")
-    except (RecursionError, ValueError) as e:
-        if isinstance(e, RecursionError) or not isinstance(e, json.JSONDecodeError):
-            print("SKIP " + type(e).__name__)
-        else:
-            print("ERR " + str(e))
-`)
-	in, _ := json.Marshal(inputs)
-	py.Stdin = bytes.NewReader(in)
-	out, err := py.Output()
-	if err != nil {
-		t.Fatalf("python3: %v", err)
+	var want struct {
+		Dumps *string
+		Error string
+		Skip  string
 	}
-	want := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(want) != len(inputs) {
-		t.Fatalf("python printed %d lines for %d inputs", len(want), len(inputs))
+	if !ref.Query(t, map[string]string{"text": string(data)}, &want) || want.Skip != "" {
+		return 0
 	}
-	t.Logf("%d inputs compared", len(inputs))
-	for i, s := range inputs {
-		kind, text, _ := strings.Cut(want[i], " ")
-		v, err := Loads([]byte(s))
-		switch {
-		case kind == "SKIP":
-		case kind == "OK" && err != nil:
-			t.Errorf("%q: refused (%v), Python loads it", s, err)
-		case kind == "OK" && Dumps(v) != text:
-			t.Errorf("%q:\nours   %s\nPython %s", s, Dumps(v), text)
-		case kind == "ERR" && err == nil:
-			t.Errorf("%q: loaded, Python refuses it: %s", s, text)
-		case kind == "ERR" && PythonError(err) != text:
-			t.Errorf("%q: error\nours   %s\nPython %s", s, PythonError(err), text)
-		}
+	switch {
+	case want.Dumps != nil && err != nil:
+		t.Errorf("%q: refused (%v), Python loads it", data, err)
+	case want.Dumps != nil && Dumps(v) != *want.Dumps:
+		t.Errorf("%q:\nours   %s\nPython %s", data, Dumps(v), *want.Dumps)
+	case want.Dumps == nil && err == nil:
+		t.Errorf("%q: loaded, Python refuses it: %s", data, want.Error)
+	case want.Dumps == nil && PythonError(err) != want.Error:
+		t.Errorf("%q: error\nours   %s\nPython %s", data, PythonError(err), want.Error)
 	}
+	return 1
 }

@@ -1,9 +1,9 @@
 # The reference's metadata reading, merge and --key lookup
-# (os_apply_config.collect_config and apply_config._extract_key 12.0.0)
-# over cases read as JSON from stdin: [{"docs": [base64, ...], "key": s}].
-# Prints one JSON line per case: {"merged": json.dumps(...) or null,
-# "value": json.dumps(...) or null}, "error" when the reference refuses
-# the files, "skip" on a traceback that is a known difference.
+# (os_apply_config.collect_config and apply_config._extract_key 12.0.0),
+# one case a line: {"docs": [base64, ...], "key": s} in; {"merged":
+# json.dumps(...), "value": json.dumps(...) or null} out, {"error": true}
+# when the reference refuses the files, {"skip": why} on a traceback that
+# is a known difference.
 import base64
 import json
 import os
@@ -23,7 +23,8 @@ def dumps(v):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    for case in json.load(sys.stdin):
+    for line in sys.stdin:
+        case = json.loads(line)
         paths = []
         for i, doc in enumerate(case["docs"]):
             p = os.path.join(tmp, "%d.json" % i)
@@ -38,4 +39,4 @@ with tempfile.TemporaryDirectory() as tmp:
             out = {"error": True}
         except (RecursionError, UnicodeEncodeError) as e:
             out = {"skip": type(e).__name__}
-        print(json.dumps(out))
+        print(json.dumps(out), flush=True)
