@@ -100,15 +100,24 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	// with no search dirs.
 	tmpl, err := mustache.ParseStringPartialsRaw(src, &mustache.StaticProvider{}, true)
 	if err != nil {
-		return nil, parseError(src, err)
+		return nil, oneLine{parseError(src, err)}
 	}
 	out := &output{vb: m.vb}
 	out.buf.Grow(len(src))
 	if err := tmpl.FRender(out, m.view); err != nil {
-		return nil, err
+		return nil, oneLine{err}
 	}
 	return out.buf.Bytes(), nil
 }
+
+// oneLine keeps an error on one log line: the names of tags it quotes
+// may hold line breaks ("{{#a\nb}}").
+type oneLine struct{ err error }
+
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`)
+
+func (e oneLine) Error() string { return lineBreaks.Replace(e.err.Error()) }
+func (e oneLine) Unwrap() error { return e.err }
 
 func universalNewlines(s string) string {
 	if !strings.Contains(s, "\r") {

@@ -71,9 +71,12 @@ func TestMustacheErrors(t *testing.T) {
 		{"x{{/b}}", "Section end tag mismatch: b != None"},
 		{"{{=<% %>=}}<%#a%>x<%/b%>", "Section end tag mismatch: b != a"},
 		{"\xff{{x}}", "can't decode byte 0xff in position 0: invalid start byte"},
+		// Names are quoted with their line breaks escaped: one log line.
+		{"{{#a\nb}}x", "Section a\\nb has no closing tag"},
+		{"{{#a}}x{{/b\nc}}", "Section end tag mismatch: b\\nc != a"},
 	} {
 		_, err := m.Mustache([]byte(tc.tmpl))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.ContainsAny(err.Error(), "\r\n") {
 			t.Errorf("%q: error %v, want %q", tc.tmpl, err, tc.want)
 		}
 	}
