@@ -95,7 +95,14 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	if msg, bad := pyos.DecodeError(text); bad {
 		return nil, errors.New(msg)
 	}
-	src := matchPystacheStandalone(universalNewlines(string(text)))
+	src := universalNewlines(string(text))
+	marked, alike := matchPystacheStandalone(src)
+	if !alike {
+		if err := checkTags(src); err != nil {
+			return nil, err
+		}
+	}
+	src = marked
 	// An empty provider makes every partial render empty, as in pystache
 	// with no search dirs.
 	tmpl, err := mustache.ParseStringPartialsRaw(src, &mustache.StaticProvider{}, true)
