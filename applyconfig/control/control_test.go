@@ -68,6 +68,10 @@ func TestParse(t *testing.T) {
 		{"list document", "- a\n- b", Control{}, "header is not a dict"},
 		{"scalar document", "hello", Control{}, "header is not a dict"},
 		{"syntax error is one line", "mode: [0644\n", Control{}, "invalid YAML: line 1: did not find expected ',' or ']'"},
+		// yaml.v3 alone would read the first document and drop the rest.
+		{"text after a comment line", "no\n#c\nmode: 0600\n", Control{}, "invalid YAML: line 2: did not find expected <document start>"},
+		{"two documents", "mode: 0600\n---\nmode: 0644\n", Control{}, "invalid YAML: expected a single document in the stream"},
+		{"one document, ended", "---\nmode: 0600\n...\n", Control{Mode: 0o600, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"hex and binary ints", "mode: 0x1a4", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"underscores", "mode: 0_644", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"explicit str tag", "mode: !!str 0644", Control{}, "mode '0644' is not numeric"},

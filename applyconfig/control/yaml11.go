@@ -1,7 +1,9 @@
 package control
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"regexp"
@@ -25,9 +27,24 @@ var (
 // scalar meaning. yaml.v3 does the syntax; the scalars are resolved here
 // because yaml.v3 follows YAML 1.2 (where 0644 is decimal).
 func parseYAML11(data []byte) (pyjson.Value, error) {
+	invalid := func(err error) error {
+		return &Error{Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return nil, invalid(err)
+	}
+	// One document, as PyYAML's safe_load wants: yaml.v3 would
+	// otherwise drop what follows the first (even text after a comment
+	// line, "no\n#\nmode: 0600").
+	var more yaml.Node
+	switch err := dec.Decode(&more); {
+	case err == io.EOF:
+	case err != nil:
+		return nil, invalid(err)
+	default:
+		return nil, &Error{Msg: "invalid YAML: expected a single document in the stream"}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, nil
