@@ -75,6 +75,21 @@ func TestParse(t *testing.T) {
 		{"hex and binary ints", "mode: 0x1a4", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"underscores", "mode: 0_644", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"explicit str tag", "mode: !!str 0644", Control{}, "mode '0644' is not numeric"},
+		// Explicit tags are PyYAML's constructors, whatever the text.
+		{"int tag, Python's int(s, 8)", "mode: !!int 0o644", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
+		{"float tag on an integer", "mode: !!float 1", Control{}, "mode '1.0' is not numeric"},
+		{"null tag on text", "allow_empty: !!null x", Control{}, "allow_empty requires Boolean, got: 'None'"},
+		{"bool tag", "allow_empty: !!bool Off", Control{Owner: -1, Group: -1}, ""},
+		{"bool tag on other text", "allow_empty: !!bool 1", Control{}, `invalid YAML: cannot read "1" as !!bool`},
+		{"unknown tag", "!0", Control{}, `invalid YAML: could not determine a constructor for the tag "!0"`},
+		{"unknown tag on a mapping", "!x {mode: 0600}", Control{}, `invalid YAML: could not determine a constructor for the tag "!x"`},
+		{"set", "!!set {mode}", Control{}, "invalid YAML: !!set is not supported in a control file"},
+		// Merge keys, as PyYAML's safe loader reads them.
+		{"merge key", "<<: {mode: 0600, owner: root}\nowner: nobody", Control{Mode: 0o600, Owner: 65534, Group: -1, AllowEmpty: true}, ""},
+		{"merge list, the first wins", "<<: [{mode: 0600}, {mode: 0644, group: 0}]", Control{Mode: 0o600, Owner: -1, Group: 0, AllowEmpty: true}, ""},
+		{"merge an alias", "x: &d {mode: 0600}\n<<: *d", Control{}, "unrecognised file control key 'x'"},
+		{"merge a scalar", "<<: 1", Control{}, "invalid YAML: a merge key (<<) wants a mapping or a list of mappings"},
+		{"quoted << is a key", "\"<<\": {mode: 0600}", Control{}, "unrecognised file control key '<<'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.in), fakeAccounts{})
