@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"os/user"
 	"strconv"
 
@@ -105,16 +106,17 @@ func parseMode(v pyjson.Value) (uint32, error) {
 	return uint32(m), nil
 }
 
-// octalRepr prints a decimal integer as Python's "%#o" does: 0o1204, -0o5.
+// octalRepr prints a decimal integer, of any size, as Python's "%#o"
+// does: 0o1204, -0o5.
 func octalRepr(dec string) string {
-	i, err := strconv.ParseInt(dec, 10, 64)
-	if err != nil {
+	i, ok := new(big.Int).SetString(dec, 10)
+	if !ok {
 		return dec
 	}
-	if i < 0 {
-		return "-0o" + strconv.FormatInt(-i, 8)
+	if i.Sign() < 0 {
+		return "-0o" + new(big.Int).Neg(i).Text(8)
 	}
-	return "0o" + strconv.FormatInt(i, 8)
+	return "0o" + i.Text(8)
 }
 
 func resolve(v pyjson.Value, what, db string, byName func(string) (int, error), byID func(int) (int, error)) (int, error) {

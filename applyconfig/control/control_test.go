@@ -53,6 +53,8 @@ func TestParse(t *testing.T) {
 		{"bool mode", "mode: yes", Control{}, "mode 'True' is not numeric"},
 		{"float mode", "mode: 1.5", Control{}, "mode '1.5' is not numeric"},
 		{"negative mode", "mode: -1", Control{}, "mode '-0o1' out of range"},
+		{"mode beyond 64 bits", "mode: 10000000000000000000", Control{}, "mode '0o1053071060221172000000' out of range"},
+		{"mode beyond 64 bits, negative", "mode: -0x10000000000000000", Control{}, "mode '-0o2000000000000000000000' out of range"},
 		{"owner by name", "owner: nobody\ngroup: nogroup", Control{Owner: 65534, Group: 65534, AllowEmpty: true}, ""},
 		{"owner by id", "owner: 65534\ngroup: 0", Control{Owner: 65534, Group: 0, AllowEmpty: true}, ""},
 		{"unknown owner", "owner: nosuchuser", Control{}, "owner 'nosuchuser' not found in passwd database"},
