@@ -68,30 +68,30 @@ func FuzzINI(f *testing.F) {
 
 // writeINI writes entries as an INI file: a section header when the
 // section changes, "key = value" with the value quoted when its ends
-// would be trimmed or unquoted, its further lines indented. ok is false
-// for what no INI file can hold (a key with a separator, a line of a
-// value that is blank or starts a comment, line breaks in names).
+// would be trimmed or unquoted, its further lines indented (a line that
+// looks like a comment too). ok is false for what no INI file can hold (a
+// key with a separator, a blank line in a value, line breaks in names).
 func writeINI(entries []iniEntry) (string, bool) {
 	var b strings.Builder
-	section := "\x00"
+	section, started := "", false
 	for _, e := range entries {
 		if strings.ContainsAny(e.Section+e.Key, "\r\n") || strings.ContainsAny(e.Key, ":=") ||
-			e.Key != strings.TrimSpace(e.Key) || e.Key == "" || strings.ContainsAny(e.Key[:1], "#;[") ||
-			e.Section != strings.TrimSpace(e.Section) || strings.HasSuffix(e.Section, "]") || e.Section == "" {
+			e.Key != strings.TrimFunc(e.Key, isPySpace) || e.Key == "" || strings.ContainsAny(e.Key[:1], "#;[") ||
+			e.Section == "" {
 			return "", false
 		}
-		if e.Section != section {
+		if e.Section != section || !started {
 			fmt.Fprintf(&b, "[%s]\n", e.Section)
-			section = e.Section
+			section, started = e.Section, true
 		}
 		lines := strings.Split(e.Value, "\n")
 		first := lines[0]
-		if first != strings.TrimSpace(first) || len(first) >= 2 && first[0] == first[len(first)-1] && (first[0] == '"' || first[0] == '\'') {
+		if first != strings.TrimFunc(first, isPySpace) || first != "" && first[0] == first[len(first)-1] && (first[0] == '"' || first[0] == '\'') {
 			first = `"` + first + `"`
 		}
 		fmt.Fprintf(&b, "%s = %s\n", e.Key, first)
 		for _, l := range lines[1:] {
-			if l == "" || l != strings.TrimSpace(l) || l[0] == '#' || l[0] == ';' {
+			if l == "" || l != strings.TrimFunc(l, isPySpace) {
 				return "", false
 			}
 			fmt.Fprintf(&b, "  %s\n", l)
