@@ -42,7 +42,7 @@ func server(t *testing.T, hits *int) *httptest.Server {
 	}))
 }
 
-func collector(t *testing.T, url, cachePath string) *Collector {
+func collector(t testing.TB, url, cachePath string) *Collector {
 	client, _ := httpclient.New(httpclient.Options{Timeout: 2 * time.Second})
 	return &Collector{URL: url, CachePath: cachePath, Client: client, Log: logging.Discard}
 }
