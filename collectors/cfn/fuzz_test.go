@@ -38,6 +38,9 @@ func FuzzDescribeAnswer(f *testing.F) {
 	srv := &server{resources: map[string]string{"server": `{"a": 1}`}}
 	ts := httptest.NewServer(srv)
 	f.Cleanup(ts.Close)
+	// One client for the whole run: its connections are reused.
+	var log bytes.Buffer
+	base := newCollector(f, ts.URL+"/v1/", &log)
 	f.Fuzz(func(t *testing.T, body []byte, path string) {
 		if len(body) == 0 || strings.ContainsAny(path, "\r\n") {
 			return
@@ -45,8 +48,9 @@ func FuzzDescribeAnswer(f *testing.F) {
 		srv.mu.Lock()
 		srv.body = string(body)
 		srv.mu.Unlock()
-		var log bytes.Buffer
-		c := newCollector(t, ts.URL+"/v1/", &log, path)
+		log.Reset()
+		c := *base
+		c.Config.Paths = []string{path}
 		_, err := c.Collect(context.Background())
 		if err != nil {
 			if !errors.Is(err, collectors.ErrNotAvailable) && !errors.Is(err, collectors.ErrNotConfigured) {
@@ -80,6 +84,8 @@ func FuzzMetadataRoundTrip(f *testing.F) {
 	srv := &server{resources: map[string]string{}}
 	ts := httptest.NewServer(srv)
 	f.Cleanup(ts.Close)
+	var log bytes.Buffer
+	c := newCollector(f, ts.URL+"/v1/", &log, "server.Metadata")
 	f.Fuzz(func(t *testing.T, md string) {
 		want, err := pyjson.Loads([]byte(md))
 		obj, isObj := want.(*pyjson.Object)
@@ -92,8 +98,7 @@ func FuzzMetadataRoundTrip(f *testing.F) {
 		srv.mu.Lock()
 		srv.resources["server"] = md
 		srv.mu.Unlock()
-		var log bytes.Buffer
-		c := newCollector(t, ts.URL+"/v1/", &log, "server.Metadata")
+		log.Reset()
 		entries, err := c.Collect(context.Background())
 		if err != nil {
 			t.Fatalf("%q: %v\n%s", md, err, log.String())
