@@ -104,3 +104,26 @@ func TestConfigDriveHelpers(t *testing.T) {
 		t.Fatalf("mount point %q", got)
 	}
 }
+
+// A listing that lists itself again is walked to a bound: of depth, and
+// of requests (a wide one would cost its length times the depth).
+func TestWalkIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		listing, want string
+		most          int64
+	}{
+		{"self/", "metadata tree deeper than 20 at ", 22},
+		{strings.Repeat("e\n", 300) + "d/", "metadata tree larger than 4096 entries at ", maxFetches},
+	} {
+		srv := &metadataServer{listing: tc.listing, leaf: "v"}
+		ts := httptest.NewServer(srv)
+		_, err := collector(t, ts.URL+"/latest/meta-data", t.TempDir()+"/ec2.json").Collect(context.Background())
+		ts.Close()
+		if !errors.Is(err, collectors.ErrNotAvailable) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.20q: error %v, want %q", tc.listing, err, tc.want)
+		}
+		if n := srv.requests.Load(); n > tc.most {
+			t.Errorf("%.20q: %d requests, want at most %d", tc.listing, n, tc.most)
+		}
+	}
+}

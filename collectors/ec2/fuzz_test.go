@@ -165,7 +165,7 @@ func FuzzHostileListing(f *testing.F) {
 		before := srv.requests.Load()
 		_, err := c.Collect(context.Background())
 		if n := srv.requests.Load() - before; n > walkRequestBound {
-			t.Fatalf("%d requests for listing %q", n, listing)
+			t.Fatalf("%d requests for listing %.60q", n, listing)
 		}
 		if err != nil {
 			if !errors.Is(err, collectors.ErrNotAvailable) || strings.ContainsAny(err.Error(), "\r\n") {
