@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"os/user"
 	"strconv"
+	"strings"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
@@ -41,10 +42,13 @@ type Accounts interface {
 }
 
 // Error is a control file the reference would refuse; the message is the
-// reference's.
+// reference's, but for line breaks in the keys and values it quotes,
+// which read "\n" and "\r": an error is one log line.
 type Error struct{ Msg string }
 
-func (e *Error) Error() string { return e.Msg }
+func (e *Error) Error() string { return lineBreaks.Replace(e.Msg) }
+
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`)
 
 func errorf(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 

@@ -92,6 +92,8 @@ func TestParse(t *testing.T) {
 		{"merge an alias", "x: &d {mode: 0600}\n<<: *d", Control{}, "unrecognised file control key 'x'"},
 		{"merge a scalar", "<<: 1", Control{}, "invalid YAML: a merge key (<<) wants a mapping or a list of mappings"},
 		{"quoted << is a key", "\"<<\": {mode: 0600}", Control{}, "unrecognised file control key '<<'"},
+		{"line breaks quoted", "{0\n\n0}", Control{}, `unrecognised file control key '0\n0'`},
+		{"line breaks in a value", "mode: \"a\\r\\nb\"", Control{}, `mode 'a\r\nb' is not numeric`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.in), fakeAccounts{})
