@@ -11,7 +11,7 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e image-test torture deb
+.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e image-test torture deb fuzz
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -29,11 +29,22 @@ deps:
 # the watcher, the Keystone session and the child processes are
 # concurrent), then everything; the differential tests need the reference
 # installed (.ci/run installs it) and are skipped without it unless
-# REQUIRE_REFERENCE=1.
+# REQUIRE_REFERENCE=1. Last, every fuzz target for a few seconds.
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 -race -short ./...
 	$(GO) test -count=1 ./...
+	FUZZTIME=$(FUZZTIME_QUICK) GO="$(GO)" bash scripts/fuzz.sh
+
+# Every fuzz target (go test -fuzz) for FUZZTIME each, then everything
+# the fuzzers kept compared with the Python reference; the executions
+# per target are printed. make test runs each for FUZZTIME_QUICK.
+# FUZZ_REFERENCE=1 also compares each input with the reference while
+# fuzzing (slower); FUZZ_MATCH=regexp picks targets (scripts/fuzz.sh).
+FUZZTIME       ?= 5m
+FUZZTIME_QUICK ?= 5s
+fuzz:
+	FUZZTIME=$(FUZZTIME) FUZZ_COMPARE=1 GO="$(GO)" bash scripts/fuzz.sh
 
 # The unit tests alone, in seconds: -short skips the differential suites
 # and the tests that run the reference as an oracle.

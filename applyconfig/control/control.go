@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"os/user"
 	"strconv"
+	"strings"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
@@ -40,10 +42,13 @@ type Accounts interface {
 }
 
 // Error is a control file the reference would refuse; the message is the
-// reference's.
+// reference's, but for line breaks in the keys and values it quotes,
+// which read "\n" and "\r": an error is one log line.
 type Error struct{ Msg string }
 
-func (e *Error) Error() string { return e.Msg }
+func (e *Error) Error() string { return lineBreaks.Replace(e.Msg) }
+
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`)
 
 func errorf(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
@@ -105,16 +110,17 @@ func parseMode(v pyjson.Value) (uint32, error) {
 	return uint32(m), nil
 }
 
-// octalRepr prints a decimal integer as Python's "%#o" does: 0o1204, -0o5.
+// octalRepr prints a decimal integer, of any size, as Python's "%#o"
+// does: 0o1204, -0o5.
 func octalRepr(dec string) string {
-	i, err := strconv.ParseInt(dec, 10, 64)
-	if err != nil {
+	i, ok := new(big.Int).SetString(dec, 10)
+	if !ok {
 		return dec
 	}
-	if i < 0 {
-		return "-0o" + strconv.FormatInt(-i, 8)
+	if i.Sign() < 0 {
+		return "-0o" + new(big.Int).Neg(i).Text(8)
 	}
-	return "0o" + strconv.FormatInt(i, 8)
+	return "0o" + i.Text(8)
 }
 
 func resolve(v pyjson.Value, what, db string, byName func(string) (int, error), byID func(int) (int, error)) (int, error) {

@@ -53,6 +53,8 @@ func TestParse(t *testing.T) {
 		{"bool mode", "mode: yes", Control{}, "mode 'True' is not numeric"},
 		{"float mode", "mode: 1.5", Control{}, "mode '1.5' is not numeric"},
 		{"negative mode", "mode: -1", Control{}, "mode '-0o1' out of range"},
+		{"mode beyond 64 bits", "mode: 10000000000000000000", Control{}, "mode '0o1053071060221172000000' out of range"},
+		{"mode beyond 64 bits, negative", "mode: -0x10000000000000000", Control{}, "mode '-0o2000000000000000000000' out of range"},
 		{"owner by name", "owner: nobody\ngroup: nogroup", Control{Owner: 65534, Group: 65534, AllowEmpty: true}, ""},
 		{"owner by id", "owner: 65534\ngroup: 0", Control{Owner: 65534, Group: 0, AllowEmpty: true}, ""},
 		{"unknown owner", "owner: nosuchuser", Control{}, "owner 'nosuchuser' not found in passwd database"},
@@ -68,9 +70,30 @@ func TestParse(t *testing.T) {
 		{"list document", "- a\n- b", Control{}, "header is not a dict"},
 		{"scalar document", "hello", Control{}, "header is not a dict"},
 		{"syntax error is one line", "mode: [0644\n", Control{}, "invalid YAML: line 1: did not find expected ',' or ']'"},
+		// yaml.v3 alone would read the first document and drop the rest.
+		{"text after a comment line", "no\n#c\nmode: 0600\n", Control{}, "invalid YAML: line 2: did not find expected <document start>"},
+		{"two documents", "mode: 0600\n---\nmode: 0644\n", Control{}, "invalid YAML: expected a single document in the stream"},
+		{"one document, ended", "---\nmode: 0600\n...\n", Control{Mode: 0o600, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"hex and binary ints", "mode: 0x1a4", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"underscores", "mode: 0_644", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
 		{"explicit str tag", "mode: !!str 0644", Control{}, "mode '0644' is not numeric"},
+		// Explicit tags are PyYAML's constructors, whatever the text.
+		{"int tag, Python's int(s, 8)", "mode: !!int 0o644", Control{Mode: 0o644, Owner: -1, Group: -1, AllowEmpty: true}, ""},
+		{"float tag on an integer", "mode: !!float 1", Control{}, "mode '1.0' is not numeric"},
+		{"null tag on text", "allow_empty: !!null x", Control{}, "allow_empty requires Boolean, got: 'None'"},
+		{"bool tag", "allow_empty: !!bool Off", Control{Owner: -1, Group: -1}, ""},
+		{"bool tag on other text", "allow_empty: !!bool 1", Control{}, `invalid YAML: cannot read "1" as !!bool`},
+		{"unknown tag", "!0", Control{}, `invalid YAML: could not determine a constructor for the tag "!0"`},
+		{"unknown tag on a mapping", "!x {mode: 0600}", Control{}, `invalid YAML: could not determine a constructor for the tag "!x"`},
+		{"set", "!!set {mode}", Control{}, "invalid YAML: !!set is not supported in a control file"},
+		// Merge keys, as PyYAML's safe loader reads them.
+		{"merge key", "<<: {mode: 0600, owner: root}\nowner: nobody", Control{Mode: 0o600, Owner: 65534, Group: -1, AllowEmpty: true}, ""},
+		{"merge list, the first wins", "<<: [{mode: 0600}, {mode: 0644, group: 0}]", Control{Mode: 0o600, Owner: -1, Group: 0, AllowEmpty: true}, ""},
+		{"merge an alias", "x: &d {mode: 0600}\n<<: *d", Control{}, "unrecognised file control key 'x'"},
+		{"merge a scalar", "<<: 1", Control{}, "invalid YAML: a merge key (<<) wants a mapping or a list of mappings"},
+		{"quoted << is a key", "\"<<\": {mode: 0600}", Control{}, "unrecognised file control key '<<'"},
+		{"line breaks quoted", "{0\n\n0}", Control{}, `unrecognised file control key '0\n0'`},
+		{"line breaks in a value", "mode: \"a\\r\\nb\"", Control{}, `mode 'a\r\nb' is not numeric`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.in), fakeAccounts{})

@@ -95,20 +95,36 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	if msg, bad := pyos.DecodeError(text); bad {
 		return nil, errors.New(msg)
 	}
-	src := matchPystacheStandalone(universalNewlines(string(text)))
+	src := universalNewlines(string(text))
+	marked, alike := matchPystacheStandalone(src)
+	if !alike {
+		if err := checkTags(src); err != nil {
+			return nil, err
+		}
+	}
+	src = marked
 	// An empty provider makes every partial render empty, as in pystache
 	// with no search dirs.
 	tmpl, err := mustache.ParseStringPartialsRaw(src, &mustache.StaticProvider{}, true)
 	if err != nil {
-		return nil, parseError(src, err)
+		return nil, oneLine{parseError(src, err)}
 	}
 	out := &output{vb: m.vb}
 	out.buf.Grow(len(src))
 	if err := tmpl.FRender(out, m.view); err != nil {
-		return nil, err
+		return nil, oneLine{err}
 	}
 	return out.buf.Bytes(), nil
 }
+
+// oneLine keeps an error on one log line: the names of tags it quotes
+// may hold line breaks ("{{#a\nb}}").
+type oneLine struct{ err error }
+
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`)
+
+func (e oneLine) Error() string { return lineBreaks.Replace(e.err.Error()) }
+func (e oneLine) Unwrap() error { return e.err }
 
 func universalNewlines(s string) string {
 	if !strings.Contains(s, "\r") {

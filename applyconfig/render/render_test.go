@@ -74,10 +74,51 @@ func TestMustacheErrors(t *testing.T) {
 		{"x{{/b}}", "Section end tag mismatch: b != None"},
 		{"{{=<% %>=}}<%#a%>x<%/b%>", "Section end tag mismatch: b != a"},
 		{"\xff{{x}}", "can't decode byte 0xff in position 0: invalid start byte"},
+		// Names are quoted with their line breaks escaped: one log line.
+		{"{{#a\nb}}x", "Section a\\nb has no closing tag"},
+		{"{{#a}}x{{/b\nc}}", "Section end tag mismatch: b\\nc != a"},
+	} {
+		_, err := m.Mustache([]byte(tc.tmpl))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.ContainsAny(err.Error(), "\r\n") {
+			t.Errorf("%q: error %v, want %q", tc.tmpl, err, tc.want)
+		}
+	}
+}
+
+// A tag that pystache and the library read differently (another extent,
+// kind, key or delimiters) is refused: no output of ours could be
+// pystache's. The others render as pystache renders them (checked by
+// running it).
+func TestTagsPystacheReadsOtherwise(t *testing.T) {
+	m := md(t)
+	for _, tc := range []struct{ tmpl, want string }{
+		{"[{{/}}]", `line 1: tag "{{/}}" is read otherwise by pystache`}, // a variable "/" to pystache
+		{"a\n{{#}}", `line 2: tag "{{#}}" is read otherwise`},
+		{"{{!}}\n", `tag "{{!}}" is read otherwise`},                       // pystache: a variable "!", not a comment
+		{"{{!}}\n{{#t}}\n{{/t}}", `tag "{{!}}\n{{#t}}" is read otherwise`}, // pystache: one comment to the next "}}"
+		{"{{=0=}}", `tag "{{=0=}}" is read otherwise`},                     // one delimiter: pystache fails
+		{"{{=<% %> x=}}", `is read otherwise`},                             // pystache takes two of three
+		{"{{=<%  %>=}}<%x%>", `is read otherwise`},                         // the library's closing delimiter would be " %>"
+		{"{{{x} }}}", `tag "{{{x} }}}" is read otherwise`},                 // pystache allows the blank, the library wants "}}}"
+		{"{{{}}}", `is read otherwise`},
+		{"{{#a\x1c}}x{{/a}}", `is read otherwise`},
 	} {
 		_, err := m.Mustache([]byte(tc.tmpl))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.tmpl, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ tmpl, want string }{
+		{"{{=<% %>=}}<%x%>{{x}}<%={{ }}=%>{{x}}", "foo{{x}}foo"},
+		{"{{= <% %> =}}<% x %>", "foo"},
+		{"{{ #t }}x{{/ t}}|{{ & s }}|{{{ x }}}|{{! }}", "x|a<b>&\"c'|foo|"},
+		{"{{<x}}\n", "\n"}, // a variable to both; the library would drop the line
+		{"{{x}}}", "foo}"},
+		{"{{\u00a0#t}}x{{/t}}", "x"}, // white space to both
+	} {
+		got, err := m.Mustache([]byte(tc.tmpl))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.tmpl, got, err, tc.want)
 		}
 	}
 }

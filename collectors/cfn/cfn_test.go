@@ -70,7 +70,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		q.Get("LogicalResourceId"), html.EscapeString(md))
 }
 
-func newCollector(t *testing.T, url string, log *bytes.Buffer, paths ...string) *Collector {
+func newCollector(t testing.TB, url string, log *bytes.Buffer, paths ...string) *Collector {
 	t.Helper()
 	client, err := httpclient.New(httpclient.Options{})
 	if err != nil {

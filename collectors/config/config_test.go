@@ -2,9 +2,11 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,5 +108,33 @@ func TestErrors(t *testing.T) {
 	var v values
 	if _, err := v.set().Parse([]string{"--rate", "x"}, Env{}); !errors.As(err, new(*Error)) {
 		t.Fatalf("error %T, want *Error", err)
+	}
+}
+
+// oslo.config's parser, rule by rule (the wants were printed by
+// oslo_config.cfg.ConfigParser; FuzzINI compares with it at large).
+func TestINIAsOsloConfig(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"[DEFAULT]\nbare = \"\nq = 'x'\n", `DEFAULT.bare="" DEFAULT.q="x"`},
+		{"[DEFAULT]\nv = a\n  # not a comment\n\tb\n", `DEFAULT.v="a\n# not a comment\nb"`},
+		{"[DEFAULT]\nv = \"a\n  b\"\n", `DEFAULT.v="\"a\nb\""`}, // only the first line is unquoted
+		{"[ DEFAULT ]\nx = 1\n", `" DEFAULT ".x="1"`},
+		{"[DEFAULT]\r\ncrlf = yes\r\ncr = a\rlone = b", `DEFAULT.crlf="yes" DEFAULT.cr="a" DEFAULT.lone="b"`},
+		{"[DEFAULT]\n\x1cv = x\x1c\n", `DEFAULT.v="x"`},
+		{"[DEFAULT]\nv = a\n\n  after a blank line\n", "F:4: unexpected continuation line"},
+		{"  # indented first\n[DEFAULT]\n", "F:1: unexpected continuation line"},
+		{"[DEFAULT]\nv = \xff\n", "F: not UTF-8: 'utf-8' codec can't decode byte 0xff in position 14: invalid start byte"},
+	} {
+		var got []string
+		err := parseINI("F", []byte(tc.in), func(section, key, value string) {
+			got = append(got, fmt.Sprintf("%s.%s=%q", strconv.Quote(section), key, value))
+		})
+		s := strings.ReplaceAll(strings.Join(got, " "), `"DEFAULT".`, "DEFAULT.")
+		if err != nil {
+			s = err.Error()
+		}
+		if s != tc.want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.in, s, tc.want)
+		}
 	}
 }

@@ -1,67 +1,103 @@
 package config
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"strings"
+	"unicode"
+
+	"github.com/tripleo-go/agent/internal/pyos"
 )
 
-// parseINI reads oslo.config's INI dialect: [section] headers, "key =
-// value" or "key: value", continuation lines indented, comments starting
-// with # or ;, matching quotes around a value removed.
+// parseINI reads oslo.config's INI dialect as its parser does
+// (oslo_config.iniparser, on a file opened as UTF-8 text): [section]
+// headers, "key = value" or "key: value", comments starting with # or ;,
+// continuation lines indented with a space or a tab (even one that looks
+// like a comment), a blank line ending a value, matching quotes around
+// the value's first line removed. Line breaks are "\n", "\r\n" or "\r",
+// white space is Python's.
 func parseINI(path string, data []byte, emit func(section, key, value string)) error {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	section, key, value := "", "", ""
-	inValue := false
-	flush := func() {
-		if inValue {
-			emit(section, key, unquote(value))
-			inValue = false
-		}
+	if msg, bad := pyos.DecodeError(data); bad {
+		return fmt.Errorf("%s: not UTF-8: %s", path, msg)
 	}
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		trimmed := strings.TrimSpace(line)
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	text = strings.TrimSuffix(text, "\n")
+	section, haveSection := "", false
+	var key string
+	var value []string
+	keyLine := 0 // the line of the pending assignment, 0 for none
+	flush := func() error {
+		if keyLine == 0 {
+			return nil
+		}
+		if !haveSection {
+			return fmt.Errorf("%s:%d: option %q before any [section]", path, keyLine, key)
+		}
+		emit(section, key, strings.Join(value, "\n"))
+		keyLine = 0
+		return nil
+	}
+	if text == "" {
+		return nil
+	}
+	for i, raw := range strings.Split(text, "\n") {
+		n := i + 1
+		line := strings.TrimRightFunc(raw, isPySpace)
 		switch {
-		case trimmed == "" || trimmed[0] == '#' || trimmed[0] == ';':
+		case line == "":
+			// A blank line ends a value.
+			if err := flush(); err != nil {
+				return err
+			}
 			continue
 		case line[0] == ' ' || line[0] == '\t':
-			if !inValue {
+			if keyLine == 0 {
 				return fmt.Errorf("%s:%d: unexpected continuation line", path, n)
 			}
-			value += "\n" + trimmed
+			value = append(value, strings.TrimLeftFunc(line, isPySpace))
 			continue
 		}
-		flush()
-		if strings.HasPrefix(trimmed, "[") {
-			if !strings.HasSuffix(trimmed, "]") || len(trimmed) < 3 {
-				return fmt.Errorf("%s:%d: invalid section header %q", path, n, trimmed)
+		if err := flush(); err != nil {
+			return err
+		}
+		switch line[0] {
+		case '[':
+			if !strings.HasSuffix(line, "]") || len(line) <= 2 {
+				return fmt.Errorf("%s:%d: invalid section header %q", path, n, line)
 			}
-			section = strings.TrimSpace(trimmed[1 : len(trimmed)-1])
-			continue
+			section, haveSection = line[1:len(line)-1], true
+		case '#', ';':
+		default:
+			k, v, ok := splitKeyValue(line)
+			if !ok || k == "" {
+				return fmt.Errorf("%s:%d: expected \"key = value\", got %q", path, n, line)
+			}
+			key, value, keyLine = k, []string{v}, n
 		}
-		i := strings.IndexAny(trimmed, ":=")
-		if i <= 0 {
-			return fmt.Errorf("%s:%d: expected \"key = value\", got %q", path, n, trimmed)
-		}
-		if section == "" {
-			return fmt.Errorf("%s:%d: option %q before any [section]", path, n, strings.TrimSpace(trimmed[:i]))
-		}
-		key, value, inValue = strings.TrimSpace(trimmed[:i]), strings.TrimSpace(trimmed[i+1:]), true
 	}
-	flush()
-	return sc.Err()
+	return flush()
 }
 
-func unquote(v string) string {
-	if len(v) >= 2 && v[0] == v[len(v)-1] && (v[0] == '"' || v[0] == '\'') {
-		return v[1 : len(v)-1]
+// splitKeyValue splits at the first ":" or "=", trims both sides and
+// removes matching quotes around the value (a lone quote is an empty
+// value, as in oslo.config).
+func splitKeyValue(line string) (key, value string, ok bool) {
+	i := strings.IndexAny(line, ":=")
+	if i < 0 {
+		return "", "", false
 	}
-	return v
+	key = strings.TrimFunc(line[:i], isPySpace)
+	value = strings.TrimFunc(line[i+1:], isPySpace)
+	if value != "" && value[0] == value[len(value)-1] && (value[0] == '"' || value[0] == '\'') {
+		value = value[1:max(len(value)-1, 1)]
+	}
+	return key, value, true
+}
+
+// isPySpace is Python's str.isspace: Unicode white space and the
+// separators U+001C to U+001F.
+func isPySpace(r rune) bool {
+	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
 }
 
 // normalizeSection is oslo.config's: DEFAULT stays, others are lower case.

@@ -78,7 +78,8 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 			c.Log.Debug("no config drive: " + err.Error())
 		}
 	}
-	v, err := c.fetch(ctx, c.URL+"/", 0)
+	fetches := 0
+	v, err := c.fetch(ctx, c.URL+"/", 0, &fetches)
 	if err != nil {
 		return nil, collectors.Unavailable(err)
 	}
@@ -88,11 +89,20 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 // maxDepth bounds the walk: a server that lists itself must not loop.
 const maxDepth = 20
 
+// maxFetches bounds the requests of one walk: a listing of many entries
+// that lists itself again would otherwise cost its length times the
+// depth. A real instance's tree is some hundred entries.
+const maxFetches = 4096
+
 // fetch reads a value; a URL ending in "/" is a listing, one entry a line,
-// "N=name" entries (public-keys) meaning the directory "N/".
-func (c *Collector) fetch(ctx context.Context, url string, depth int) (pyjson.Value, error) {
+// "N=name" entries (public-keys) meaning the directory "N/". fetches
+// counts the requests of the walk.
+func (c *Collector) fetch(ctx context.Context, url string, depth int, fetches *int) (pyjson.Value, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("metadata tree deeper than %d at %s", maxDepth, secret.RedactURL(url))
+	}
+	if *fetches++; *fetches > maxFetches {
+		return nil, fmt.Errorf("metadata tree larger than %d entries at %s", maxFetches, secret.RedactURL(url))
 	}
 	resp, err := c.Client.Get(ctx, url, nil)
 	if err != nil {
@@ -118,7 +128,7 @@ func (c *Collector) fetch(ctx context.Context, url string, depth int) (pyjson.Va
 			// it and cached the page for the instance's life.
 			return nil, fmt.Errorf("%s is not a metadata listing: it lists %.40q", secret.RedactURL(url), sub)
 		}
-		v, err := c.fetch(ctx, url+sub, depth+1)
+		v, err := c.fetch(ctx, url+sub, depth+1, fetches)
 		if err != nil {
 			return nil, err
 		}

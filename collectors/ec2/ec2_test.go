@@ -42,7 +42,7 @@ func server(t *testing.T, hits *int) *httptest.Server {
 	}))
 }
 
-func collector(t *testing.T, url, cachePath string) *Collector {
+func collector(t testing.TB, url, cachePath string) *Collector {
 	client, _ := httpclient.New(httpclient.Options{Timeout: 2 * time.Second})
 	return &Collector{URL: url, CachePath: cachePath, Client: client, Log: logging.Discard}
 }
@@ -124,5 +124,28 @@ func TestConfigDriveHelpers(t *testing.T) {
 	os.WriteFile(mounts, []byte("/dev/vda1 / ext4 rw 0 0\n/dev/sr0 /mnt/config\\0402 iso9660 ro 0 0\n"), 0o644)
 	if got := mountPoint(mounts, "/dev/sr0"); got != "/mnt/config 2" {
 		t.Fatalf("mount point %q", got)
+	}
+}
+
+// A listing that lists itself again is walked to a bound: of depth, and
+// of requests (a wide one would cost its length times the depth).
+func TestWalkIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		listing, want string
+		most          int64
+	}{
+		{"self/", "metadata tree deeper than 20 at ", 22},
+		{strings.Repeat("e\n", 300) + "d/", "metadata tree larger than 4096 entries at ", maxFetches},
+	} {
+		srv := &metadataServer{listing: tc.listing, leaf: "v"}
+		ts := httptest.NewServer(srv)
+		_, err := collector(t, ts.URL+"/latest/meta-data", t.TempDir()+"/ec2.json").Collect(context.Background())
+		ts.Close()
+		if !errors.Is(err, collectors.ErrNotAvailable) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.20q: error %v, want %q", tc.listing, err, tc.want)
+		}
+		if n := srv.requests.Load(); n > tc.most {
+			t.Errorf("%.20q: %d requests, want at most %d", tc.listing, n, tc.most)
+		}
 	}
 }

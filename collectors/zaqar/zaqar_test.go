@@ -22,13 +22,13 @@ import (
 
 const password = "S3CRET-pw"
 
-func newCloud(t *testing.T) *zaqartest.Cloud {
+func newCloud(t testing.TB) *zaqartest.Cloud {
 	c := zaqartest.New("q1", password)
 	t.Cleanup(c.Close)
 	return c
 }
 
-func newCollector(t *testing.T, c *zaqartest.Cloud, log *bytes.Buffer) *Collector {
+func newCollector(t testing.TB, c *zaqartest.Cloud, log *bytes.Buffer) *Collector {
 	client, err := httpclient.New(httpclient.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func snapshot(v int) string {
 	return fmt.Sprintf(`{"z": %d, "deployments": [{"name": "d%d", "group": "os-apply-config", "config": {"v": %d}}], "a": 0}`, v, v, v)
 }
 
-func collect(t *testing.T, col *Collector) (names []string, first string) {
+func collect(t testing.TB, col *Collector) (names []string, first string) {
 	t.Helper()
 	entries, err := col.Collect(context.Background())
 	if err != nil {

@@ -9,6 +9,7 @@ package argparse
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -145,26 +146,91 @@ func (p *Parser) find(s string) (*Option, error) {
 	return nil, p.usageError("ambiguous option: %s could match %s", s, strings.Join(hits, ", "))
 }
 
-func looksLikeOption(s string) bool {
-	if len(s) < 2 || s[0] != '-' {
+// negativeNumber is argparse's _negative_number_matcher; Python's \d is
+// any decimal digit ("-٥" too).
+var negativeNumber = regexp.MustCompile(`^-\p{Nd}+$|^-\p{Nd}*\.\p{Nd}+$`)
+
+// optional is argparse's _parse_optional: whether s is an option, known
+// or not, rather than a value or a positional argument. A lone "-", a
+// negative number (no option of ours looks like one) and, unless it
+// names an option, anything with a space are values.
+func (p *Parser) optional(s string) bool {
+	names := p.names()
+	switch {
+	case s == "" || s[0] != '-':
+		return false
+	case names[s]:
+		return true
+	case len(s) == 1:
 		return false
 	}
-	// argparse reads "-1" or "-.5" as a value when no option looks like it.
-	if c := s[1]; (c >= '0' && c <= '9') || c == '.' {
+	if k, _, ok := strings.Cut(s, "="); ok && names[k] {
+		return true
+	}
+	for n := range names {
+		switch {
+		case strings.HasPrefix(s, "--"):
+			if k, _, _ := strings.Cut(s, "="); strings.HasPrefix(n, k) {
+				return true
+			}
+		case n == s[:2] || strings.HasPrefix(n, s):
+			return true
+		}
+	}
+	if negativeNumber.MatchString(s) {
 		return false
 	}
-	return true
+	return !strings.Contains(s, " ")
+}
+
+// names is every option string, -h and --help (and --version) included.
+func (p *Parser) names() map[string]bool {
+	names := map[string]bool{"-h": true, "--help": true}
+	if p.Version != "" {
+		names["--version"] = true
+	}
+	for _, o := range p.Options {
+		for _, n := range o.Names {
+			names[n] = true
+		}
+	}
+	return names
 }
 
 // Parse parses args (without the program name). For -h/--help it writes
 // the help to stdout and returns ErrHelp.
 func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 	res := &Result{values: map[string][]string{}}
+	// Positional arguments are one run, as argparse takes a nargs='*'
+	// positional: once an option follows them, more are unrecognized
+	// (reported at the end, as argparse does).
+	var extras []string
+	posStarted, posDone := false, false
+	positional := func(a string) {
+		if posDone {
+			extras = append(extras, a)
+			return
+		}
+		posStarted = true
+		res.values[p.Positional] = append(res.values[p.Positional], a)
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			if i+1 < len(args) {
-				return nil, p.usageError("unrecognized arguments: %s", strings.Join(args[i+1:], " "))
+			// The rest are positional arguments, whatever they look like;
+			// after the run of them, "--" itself is one too many.
+			rest := args[i+1:]
+			if p.Positional == "" {
+				if len(rest) > 0 {
+					return nil, p.usageError("unrecognized arguments: %s", strings.Join(rest, " "))
+				}
+				break
+			}
+			if posDone {
+				extras = append(extras, a)
+			}
+			for _, r := range rest {
+				positional(r)
 			}
 			break
 		}
@@ -172,13 +238,14 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 			io.WriteString(stdout, p.Help())
 			return nil, ErrHelp
 		}
-		if !looksLikeOption(a) {
+		if !p.optional(a) {
 			if p.Positional != "" {
-				res.values[p.Positional] = append(res.values[p.Positional], a)
+				positional(a)
 				continue
 			}
 			return nil, p.usageError("unrecognized arguments: %s", strings.Join(args[i:], " "))
 		}
+		posDone = posStarted
 		if a == "--version" && p.Version != "" {
 			fmt.Fprintln(stdout, p.Version)
 			return nil, ErrHelp
@@ -223,7 +290,7 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 		case One, Append:
 			v := explicit
 			if !hasExplicit {
-				if i+1 >= len(args) || looksLikeOption(args[i+1]) {
+				if i+1 >= len(args) || p.optional(args[i+1]) {
 					return nil, p.usageError("argument %s: expected one argument", strings.Join(o.Names, "/"))
 				}
 				i++
@@ -240,7 +307,7 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 			if hasExplicit {
 				vals = append(vals, explicit)
 			} else {
-				for i+1 < len(args) && !looksLikeOption(args[i+1]) && args[i+1] != "--" {
+				for i+1 < len(args) && !p.optional(args[i+1]) && args[i+1] != "--" {
 					i++
 					vals = append(vals, args[i])
 				}
@@ -248,6 +315,9 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 			res.values[key] = vals
 			res.occ = append(res.occ, Occurrence{Key: key, Values: vals})
 		}
+	}
+	if len(extras) > 0 {
+		return nil, p.usageError("unrecognized arguments: %s", strings.Join(extras, " "))
 	}
 	return res, nil
 }

@@ -368,11 +368,15 @@ func (d *decoder) str() (string, error) {
 		case 't':
 			buf = append(buf, '\t')
 		case 'u':
+			// Python's scanner wants a character after the four digits
+			// (the closing quote, at least): without one it words the
+			// error as a bad escape, not as an unterminated string.
+			uAt := d.pos - 1
 			r, ok := d.hex4()
-			if !ok {
-				return "", d.errorAt(d.pos-1, "invalid \\uXXXX escape")
+			if !ok || d.pos >= len(d.data) {
+				return "", d.errorAt(uAt, "invalid \\uXXXX escape")
 			}
-			if utf16.IsSurrogate(r) && d.hasPrefix(`\u`) {
+			if utf16.IsSurrogate(r) && len(d.data)-d.pos > 6 && d.hasPrefix(`\u`) {
 				save := d.pos
 				d.pos += 2
 				if r2, ok := d.hex4(); ok && utf16.DecodeRune(r, r2) != utf8.RuneError {

@@ -125,7 +125,8 @@ func BenchmarkLoads(b *testing.B) {
 func TestPythonErrorWording(t *testing.T) {
 	difftest.Oracle(t)
 	inputs := []string{"", "   ", `{"a" 1}`, `{a}`, `[1 2]`, `"abc`, `"a\qb"`, `"a\u12"`, "\"a\x01\"", `[1]x`, "é x",
-		`{"é": tru}`, "{\n \"a\": [1,\n  2,,\n]}", `{"a": 1,}`, `[`, `{"a"`, `nul`, `-`, `1.`, "\"é\\x\""}
+		`{"é": tru}`, "{\n \"a\": [1,\n  2,,\n]}", `{"a": 1,}`, `[`, `{"a"`, `nul`, `-`, `1.`, "\"é\\x\"",
+		`"\u1000`, `"\ud800\udc00`, `"\ud800\udc00x`, `"\ud800\u12`}
 	py := exec.Command("/usr/bin/python3", "-c", `
 import json, sys
 for s in json.load(sys.stdin):

@@ -15,7 +15,7 @@ import (
 	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
 )
 
-func newQueue(t *testing.T) (*Queue, *zaqartest.Cloud) {
+func newQueue(t testing.TB) (*Queue, *zaqartest.Cloud) {
 	t.Helper()
 	c := zaqartest.New("q1", "pw")
 	t.Cleanup(c.Close)
