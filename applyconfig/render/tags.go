@@ -41,18 +41,24 @@ var tagPatterns sync.Map // [2]string{otag, ctag} -> *regexp.Regexp
 // leading indentation is found apart. Go's regexp chooses the match a
 // backtracking engine such as Python's would, so the tags found are
 // pystache's. Groups: 1 "=", 2 new delimiters, 3 "{", 4 its name, 5 the
-// sigil, 6 the key.
+// sigil, 6 the key. Nil for delimiters that are not UTF-8, which no
+// expression can hold.
 func tagPattern(otag, ctag string) *regexp.Regexp {
 	key := [2]string{otag, ctag}
 	if re, ok := tagPatterns.Load(key); ok {
 		return re.(*regexp.Regexp)
 	}
 	s := pySpace + `*`
-	re := regexp.MustCompile(`^` + regexp.QuoteMeta(otag) + s +
+	re, err := regexp.Compile(`^` + regexp.QuoteMeta(otag) + s +
 		`(?:(=)` + s + `(.+?)` + s + `=` +
 		`|(\{)` + s + `(.+?)` + s + `\}` +
 		`|([!>&/#^]?)` + s + `((?s:.)+?))` +
 		s + regexp.QuoteMeta(ctag))
+	if err != nil {
+		// Delimiters that are not UTF-8: templates are decoded before
+		// they are scanned, so only a caller that skipped that meets it.
+		return nil
+	}
 	tagPatterns.Store(key, re)
 	return re
 }
@@ -152,7 +158,11 @@ func patternTag(src string, at int, otag, ctag string) (tag, bool) {
 	if !strings.Contains(src[at+len(otag):], ctag) {
 		return tag{}, false // no key can end: spare the expression the scan
 	}
-	m := tagPattern(otag, ctag).FindStringSubmatchIndex(src[at:])
+	re := tagPattern(otag, ctag)
+	if re == nil {
+		return tag{}, false
+	}
+	m := re.FindStringSubmatchIndex(src[at:])
 	if m == nil {
 		return tag{}, false
 	}
