@@ -104,7 +104,8 @@ func TestLocalChangeWakesTheDaemon(t *testing.T) {
 }
 
 // After a pass with a change the next sleep is the minimum again (the
-// reference kept doubling from process start).
+// reference kept doubling from process start). --nojitter: the
+// reference's exact sleeps.
 func TestIntervalResetsAfterChange(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(dir+"/local", 0o755)
@@ -123,7 +124,7 @@ func TestIntervalResetsAfterChange(t *testing.T) {
 		}
 		return elapsed()
 	}}
-	Run(ctx, daemonArgs(dir), env)
+	Run(ctx, append(daemonArgs(dir), "--nojitter"), env)
 	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 1 * time.Second, 2 * time.Second}
 	if len(waits) != len(want) {
 		t.Fatalf("waits %v", waits)
