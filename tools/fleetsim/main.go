@@ -8,6 +8,7 @@
 // the figures.
 //
 //	fleetsim sim [-agents N] [-interval 30s] [-ref-agents N] [-out DIR] ...
+//	fleetsim report -out DIR   (the tables and plots again, from DIR's results)
 //	fleetsim model -doc-bytes N [-latency D]   (the model's process)
 package main
 
@@ -23,7 +24,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: fleetsim sim|model [flags]")
+		fmt.Fprintln(os.Stderr, "usage: fleetsim sim|report|model [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -32,6 +33,8 @@ func main() {
 		err = simMain(ctx, os.Args[2:])
 	case "model":
 		err = modelMain(ctx, os.Args[2:])
+	case "report":
+		err = reportMain(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown mode %q: sim or model", os.Args[1])
 	}

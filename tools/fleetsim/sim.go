@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -91,6 +92,7 @@ func simMain(ctx context.Context, args []string) error {
 	fs.Float64Var(&c.splay, "splay", 0, "also run a variant with this splay, seconds (0: none)")
 	fs.StringVar(&c.dir, "dir", "/dev/shm/fleetsim", "the agents' directories (tmpfs)")
 	fs.StringVar(&c.out, "out", "", "write results.json, report.md and the plots here")
+	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, reference)")
 	fs.BoolVar(&c.short, "short", false, "the .ci/run size: 200 agents, a 1 s interval (the timeline scaled to 27 s), no splay or reference variant")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,14 +101,18 @@ func simMain(ctx context.Context, args []string) error {
 		c.agents, c.refAgents, c.interval, c.splay = 200, 0, time.Second, 0
 	}
 	raiseFileLimit(c.agents + 1024)
-	variants := []variant{
-		{Name: "ours"},
-		{Name: "ours, jitter = false", Conf: "jitter = false\n"},
+	want := func(key string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), key) }
+	var variants []variant
+	if want("ours") {
+		variants = append(variants, variant{Name: "ours"})
 	}
-	if c.splay > 0 {
+	if want("nojitter") {
+		variants = append(variants, variant{Name: "ours, jitter = false", Conf: "jitter = false\n"})
+	}
+	if c.splay > 0 && want("splay") {
 		variants = append(variants, variant{Name: fmt.Sprintf("ours, splay = %g", c.splay), Conf: fmt.Sprintf("splay = %g\n", c.splay)})
 	}
-	if c.refAgents > 0 {
+	if c.refAgents > 0 && want("reference") {
 		if why := refagent.Available(); why != "" {
 			fmt.Fprintln(os.Stderr, "fleetsim: no reference run:", why)
 		} else {
@@ -190,7 +196,8 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		for i := 0; i < n; i++ {
 			d := filepath.Join(dir, fmt.Sprintf("agent-%05d", i))
 			os.MkdirAll(d, 0o700)
-			cmd := fmt.Sprintf(`grep -ho '"version": [0-9]*' $(echo $OS_CONFIG_FILES | tr : ' ') | head -1 | sed "s/^/$(date +%%s.%%N) /" >> %s/runs`, d)
+			// $$: oslo.config substitutes $name in values
+			cmd := fmt.Sprintf(`grep -ho '"version": [0-9]*' $$(echo $$OS_CONFIG_FILES | tr : ' ') | head -1 | sed "s/^/$$(date +%%s.%%N) /" >> %s/runs`, d)
 			p := filepath.Join(d, "os-collect-config.conf")
 			if err := os.WriteFile(p, []byte(conf(c, v, m.URL, d, cmd)), 0o600); err != nil {
 				return res, err
@@ -202,7 +209,11 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			return res, err
 		}
 		started = time.Now()
-		stop = func() error { rf.Stop(); return nil }
+		stop = func() error {
+			err := rf.Exited()
+			rf.Stop()
+			return err
+		}
 		runs = func() []fleet.Run { return referenceRuns(dir, n) }
 	} else {
 		f, err := fleet.Start(ctx, fleet.Options{N: n, Dir: dir, Stagger: c.stagger,

@@ -68,7 +68,7 @@ func Start(dir string, confs []string) (*Fleet, error) {
 	}
 	// Importing keystoneclient and the rest takes seconds of CPU each; the
 	// processes are ready when they sleep, waiting for the barrier.
-	deadline := time.Now().Add(time.Duration(10+2*len(confs)) * time.Second)
+	deadline := time.Now().Add(time.Duration(60+3*len(confs)) * time.Second)
 	for !f.allWaiting() {
 		if time.Now().After(deadline) {
 			f.Stop()
@@ -117,6 +117,28 @@ func (f *Fleet) Mark() {
 	for _, p := range f.procs {
 		p.Process.Signal(syscall.SIGUSR1)
 	}
+}
+
+// Exited names the daemons that are no longer running, with the end of
+// their log.
+func (f *Fleet) Exited() error {
+	var errs []error
+	for _, p := range f.procs {
+		if syscall.Kill(p.Process.Pid, 0) == nil && !zombie(p.Process.Pid) {
+			continue
+		}
+		log, _ := os.ReadFile(filepath.Join(p.Dir, "agent.log"))
+		if len(log) > 500 {
+			log = log[len(log)-500:]
+		}
+		errs = append(errs, fmt.Errorf("reference agent in %s exited: %s", p.Dir, log))
+	}
+	return errors.Join(errs...)
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err != nil || strings.Contains(string(b[strings.LastIndexByte(string(b), ')'):]), ") Z")
 }
 
 // Stop ends every daemon (SIGTERM, which appends the counts; SIGKILL to

@@ -5,11 +5,14 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"os"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one line of a plot.
@@ -32,7 +35,7 @@ func Lines(path, title, xLabel, yLabel string, series []Series) error {
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
-	p.Legend.Top = true
+	p.Legend.Top = false
 	p.Add(plotter.NewGrid())
 	for i, s := range series {
 		xys := make(plotter.XYs, len(s.X))
@@ -49,6 +52,64 @@ func Lines(path, title, xLabel, yLabel string, series []Series) error {
 		p.Legend.Add(s.Name, l)
 	}
 	return p.Save(20*vg.Centimeter, 10*vg.Centimeter, path)
+}
+
+// Panels draws each series on a panel of its own, one above the other,
+// on the same axes, and saves them as one PNG: lines that overlap hide
+// each other's spikes.
+func Panels(path, title, xLabel, yLabel string, series []Series) error {
+	if len(series) == 0 {
+		return fmt.Errorf("%s: nothing to draw", path)
+	}
+	var xmax, ymax float64
+	for _, s := range series {
+		for i := range s.X {
+			xmax, ymax = max(xmax, s.X[i]), max(ymax, s.Y[i])
+		}
+	}
+	rows := make([][]*plot.Plot, len(series))
+	for i, s := range series {
+		p := plot.New()
+		p.Title.Text = s.Name
+		if i == 0 {
+			p.Title.Text = title + "\n" + s.Name
+		}
+		p.Y.Label.Text = yLabel
+		if i == len(series)-1 {
+			p.X.Label.Text = xLabel
+		}
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, xmax, 0, ymax*1.05
+		p.Add(plotter.NewGrid())
+		xys := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			xys[j].X, xys[j].Y = s.X[j], s.Y[j]
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		l.Color = palette[i%len(palette)]
+		l.Width = vg.Points(0.7)
+		p.Add(l)
+		rows[i] = []*plot.Plot{p}
+	}
+	w, h := 24*vg.Centimeter, vg.Length(len(series))*7*vg.Centimeter
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	t := draw.Tiles{Rows: len(series), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadX: vg.Points(4), PadY: vg.Points(6)}
+	canvases := plot.Align(rows, t, dc)
+	for i := range rows {
+		rows[i][0].Draw(canvases[i][0])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // Rate is requests per second per 1000 agents, bucket by bucket (each

@@ -20,11 +20,14 @@ func TestCDFAndRate(t *testing.T) {
 
 func TestLinesWritesAPNG(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.png")
-	if err := Lines(p, "t", "x", "y", []Series{{Name: "a", X: []float64{0, 1}, Y: []float64{1, 2}}}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
-		t.Fatalf("not a PNG (%v)", err)
+	series := []Series{{Name: "a", X: []float64{0, 1}, Y: []float64{1, 2}}, {Name: "b", X: []float64{0, 2}, Y: []float64{3, 1}}}
+	for _, draw := range []func(string, string, string, string, []Series) error{Lines, Panels} {
+		if err := draw(p, "t", "x", "y", series); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Fatalf("not a PNG (%v)", err)
+		}
 	}
 }
