@@ -28,15 +28,19 @@ import (
 //
 // The short mode (.ci/run) is one transport, 50 and 5 agents, a 10 s
 // interval and a 30 s window; FLEET_LONG=1 (make fleet) is every
-// transport, FLEET_AGENTS (200) and FLEET_REF_AGENTS (20) agents, the
-// default 30 s interval, a 5-minute window and a 190 KB document.
+// transport (FLEET_TRANSPORTS: some of temp-url,heat,zaqar), FLEET_AGENTS
+// (200) and FLEET_REF_AGENTS (20) agents, the default 30 s interval, a
+// FLEET_WINDOW-second window (300) and a 190 KB document.
 // FLEET_OUT=DIR also writes the table there.
 func TestFleet(t *testing.T) {
 	needLab(t)
 	cfg := fleetConfig{ours: 50, ref: 5, interval: 10 * time.Second, window: 30 * time.Second, transports: []string{"temp-url"}}
 	if os.Getenv("FLEET_LONG") == "1" {
 		cfg = fleetConfig{ours: envInt("FLEET_AGENTS", 200), ref: envInt("FLEET_REF_AGENTS", 20), interval: 30 * time.Second,
-			window: 5 * time.Minute, transports: []string{"temp-url", "heat", "zaqar"}, docBytes: 190_000}
+			window: time.Duration(envInt("FLEET_WINDOW", 300)) * time.Second, transports: []string{"temp-url", "heat", "zaqar"}, docBytes: 190_000}
+		if tr := os.Getenv("FLEET_TRANSPORTS"); tr != "" {
+			cfg.transports = strings.Split(tr, ",")
+		}
 	}
 	if why := refagent.Available(); why != "" {
 		t.Fatal(why)
