@@ -186,20 +186,18 @@ func runFleet(t *testing.T, cfg fleetConfig, tr transport, st *Stack, reference 
 	var mark func() (sent, received map[string]float64)
 	var stop func()
 	if reference {
-		var confs []string
+		var agents []refagent.Agent
 		for i := 0; i < n; i++ {
 			d := filepath.Join(dir, fmt.Sprintf("agent-%05d", i))
 			os.MkdirAll(d, 0o700)
-			// one file: the stack's, then ours (oslo merges a repeated section)
-			stackConf, err := os.ReadFile(st.ConfPath)
-			if err != nil {
+			p := filepath.Join(d, "os-collect-config.conf")
+			if err := os.WriteFile(p, []byte(own(d)), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(d, "os-collect-config.conf")
-			os.WriteFile(p, append(append(stackConf, '\n'), own(d)...), 0o600)
-			confs = append(confs, p)
+			// the stack's file, then the agent's, as TestCollect runs it
+			agents = append(agents, refagent.Agent{Dir: d, Args: []string{"--config-file", st.ConfPath, "--config-file", p}})
 		}
-		rf, err := refagent.Start(dir, confs)
+		rf, err := refagent.Start(dir, agents)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,8 +208,8 @@ func runFleet(t *testing.T, cfg fleetConfig, tr transport, st *Stack, reference 
 			marks++
 			time.Sleep(time.Second)
 			sent, received := map[string]float64{}, map[string]float64{}
-			for _, c := range confs {
-				lines, _ := refagent.ReadCounts(filepath.Dir(c))
+			for _, a := range agents {
+				lines, _ := refagent.ReadCounts(a.Dir)
 				if len(lines) >= marks {
 					for p, v := range lines[marks-1].Sent {
 						sent[p] += v

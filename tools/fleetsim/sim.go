@@ -192,7 +192,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	before := fleet.MemoryNow()
 	var mem fleet.Memory
 	if v.Reference {
-		var confs []string
+		var agents []refagent.Agent
 		for i := 0; i < n; i++ {
 			d := filepath.Join(dir, fmt.Sprintf("agent-%05d", i))
 			os.MkdirAll(d, 0o700)
@@ -202,9 +202,9 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			if err := os.WriteFile(p, []byte(conf(c, v, m.URL, d, cmd)), 0o600); err != nil {
 				return res, err
 			}
-			confs = append(confs, p)
+			agents = append(agents, refagent.Agent{Dir: d, Args: []string{"--config-file", p}})
 		}
-		rf, err := refagent.Start(dir, confs)
+		rf, err := refagent.Start(dir, agents)
 		if err != nil {
 			return res, err
 		}

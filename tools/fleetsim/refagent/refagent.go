@@ -37,24 +37,31 @@ type Fleet struct {
 	procs []*exec.Cmd
 }
 
-// Start starts one daemon per configuration file (each in the directory
-// of its file, with its log there), waits until they have imported the
-// agent, and releases them at once.
-func Start(dir string, confs []string) (*Fleet, error) {
+// Agent is one reference daemon: its directory (its log, its byte
+// counts) and its arguments after the program's name.
+type Agent struct {
+	Dir  string
+	Args []string
+}
+
+// Start starts the daemons, waits until they have imported the agent, and
+// releases them at once.
+func Start(dir string, agents []Agent) (*Fleet, error) {
 	f := &Fleet{dir: dir}
 	py := filepath.Join(dir, "refagent.py")
 	if err := os.WriteFile(py, wrapper, 0o755); err != nil {
 		return nil, err
 	}
 	barrier := filepath.Join(dir, "go")
-	for _, conf := range confs {
-		d := filepath.Dir(conf)
+	for _, a := range agents {
+		d := a.Dir
 		logf, err := os.Create(filepath.Join(d, "agent.log"))
 		if err != nil {
 			f.Stop()
 			return nil, err
 		}
-		cmd := exec.Command(Python, py, barrier, filepath.Join(d, "counts.jsonl"), "--", "os-collect-config", "--config-file", conf)
+		args := append([]string{py, barrier, filepath.Join(d, "counts.jsonl"), "--", "os-collect-config"}, a.Args...)
+		cmd := exec.Command(Python, args...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = d, logf, logf
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + d, "LANG=C.UTF-8"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -68,7 +75,7 @@ func Start(dir string, confs []string) (*Fleet, error) {
 	}
 	// Importing keystoneclient and the rest takes seconds of CPU each; the
 	// processes are ready when they sleep, waiting for the barrier.
-	deadline := time.Now().Add(time.Duration(60+3*len(confs)) * time.Second)
+	deadline := time.Now().Add(time.Duration(60+3*len(agents)) * time.Second)
 	for !f.allWaiting() {
 		if time.Now().After(deadline) {
 			f.Stop()
