@@ -11,7 +11,7 @@ DESTDIR  ?=
 GO       ?= go
 BIN      := bin
 
-.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e image-test torture deb fuzz
+.PHONY: build deps test unit race bench demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -89,6 +89,23 @@ torture:
 	REQUIRE_TORTURE=1 TORTURE_KILLS=$${TORTURE_KILLS:-400} TORTURE_CUTS=$${TORTURE_CUTS:-400} \
 	  CHAOS_MINUTES=$${CHAOS_MINUTES:-10} $(GO) test -count=1 -v -timeout 120m ./test/torture/... ./test/chaos/
 	HOSTILE_DISK_STEPS=$${HOSTILE_DISK_STEPS:-1000} $(GO) test -count=1 -v -timeout 30m -run 'TestFullDiskSweep' ./test/hostile/
+
+# What a fleet costs the undercloud (docs/scale.md), the long mode:
+# tools/fleetsim runs 10,000 of our daemons in one process against a
+# loopback model of the metadata endpoint (two variants, 13.5 minutes
+# each) and 20 of the reference's (5 minutes); then test/e2e's TestFleet
+# runs 200 of ours and 20 of the reference's against the e2e lab's real
+# services, 5 idle minutes per transport and agent (root; the lab as
+# make e2e starts it). Tables, results and plots land in FLEET_OUT.
+FLEET_OUT ?= $(CURDIR)/.bench/fleet
+fleet:
+	$(GO) run ./tools/fleetsim sim -out $(FLEET_OUT)
+	FLEET_LONG=1 FLEET_OUT=$(FLEET_OUT) E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 150m -run 'TestFleet' ./test/e2e/
+
+# The short simulation .ci/run prints (200 agents, the timeline at a 1 s
+# interval, under a minute); make e2e runs TestFleet's short mode.
+fleet-short:
+	$(GO) run ./tools/fleetsim sim -short
 
 # Go benchmarks, then ours against the reference. 55-heat-config's
 # reference is not packaged in Debian: HEAT_AGENTS=<a checkout of

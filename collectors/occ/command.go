@@ -18,6 +18,9 @@ import (
 func (r *runner) runCommand(ctx context.Context, paths []string) int {
 	files := strings.Join(paths, ":")
 	r.log.Info(fmt.Sprintf("Executing %s with OS_CONFIG_FILES=%s", r.cfg.Command, files))
+	if r.env.RunCommand != nil {
+		return r.env.RunCommand(ctx, paths)
+	}
 	// The command starts with SIGHUP ignored, as under the reference
 	// (which ignored it before running the command); an ignored signal
 	// stays ignored in what the shell runs.

@@ -1,7 +1,9 @@
 package occ
 
 import (
+	"context"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,9 +21,10 @@ type Env struct {
 	Environ        []string
 	// Root prefixes /etc in the default config file search.
 	Root string
-	// After is the clock of the daemon's waits (time.After when nil);
-	// tests replace it.
+	// After and Now are the clock of the daemon's waits (time.After and
+	// time.Now when nil); tests replace them.
 	After func(d time.Duration) <-chan time.Time
+	Now   func() time.Time
 	// Hangup delivers SIGHUP (nil: none).
 	Hangup <-chan os.Signal
 	// Reexec replaces the process with a fresh start of the same command
@@ -32,6 +35,17 @@ type Env struct {
 	// StatusDir receives the record of each pass for `tripleo-agent
 	// status` ("": none, as in tests).
 	StatusDir string
+	// RunCommand, when set, runs instead of the command (given the
+	// OS_CONFIG_FILES list) and returns its exit status: many daemons
+	// share one process in the fleet simulation (tools/fleetsim).
+	RunCommand func(ctx context.Context, files []string) int
+	// Rand returns a number in [0, 1) for the splay and the jitter
+	// (math/rand/v2's when nil); tests replace it.
+	Rand func() float64
+	// ReturnMemory hands each pass's garbage back to the kernel: the
+	// process is one daemon that sleeps most of its life. Off in tests
+	// and where many daemons share the process.
+	ReturnMemory bool
 }
 
 // ProcessEnv is the Env of the running process.
@@ -44,7 +58,7 @@ func ProcessEnv() Env {
 		dir = d
 	}
 	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Hangup: hup, Reexec: reexec, Notify: systemd.New(),
-		StatusDir: dir}
+		StatusDir: dir, ReturnMemory: true}
 }
 
 // reexec starts this program again with the same arguments and
@@ -55,6 +69,20 @@ func reexec() error {
 }
 
 func (env Env) lookup(name string) (string, bool) { return environ.Lookup(env.Environ, name) }
+
+func (env Env) rand() float64 {
+	if env.Rand != nil {
+		return env.Rand()
+	}
+	return rand.Float64()
+}
+
+func (env Env) now() time.Time {
+	if env.Now != nil {
+		return env.Now()
+	}
+	return time.Now()
+}
 
 func (env Env) after(d time.Duration) <-chan time.Time {
 	if env.After != nil {

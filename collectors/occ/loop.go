@@ -24,14 +24,13 @@ func (r *runner) once(ctx context.Context) error {
 	return nil
 }
 
-// daemon runs passes until ctx ends, sleeping from min-polling-interval
-// doubling up to polling-interval, as the reference does, and back to
-// the minimum after a change.
+// daemon runs passes until ctx ends, sleeping as its schedule says: from
+// min-polling-interval doubling up to polling-interval, as the reference
+// does, back to the minimum after a change, and with jitter.
 func (r *runner) daemon(ctx context.Context) error {
 	defer r.env.Notify.Stopping()
-	minWait := collectors.Seconds(r.cfg.MinPollingInterval)
-	maxWait := collectors.Seconds(r.cfg.PollingInterval)
-	wait := minWait
+	sched := newSchedule(collectors.Seconds(r.cfg.MinPollingInterval), collectors.Seconds(r.cfg.PollingInterval),
+		r.cfg.Jitter, r.env.rand)
 	var wake <-chan struct{}
 	if w := watchSources(ctx, r.cfg, r.log); w != nil {
 		defer w.stop()
@@ -46,7 +45,9 @@ func (r *runner) daemon(ctx context.Context) error {
 		// to the kernel now rather than keep it resident until the
 		// scavenger gets to it (one collection per pass, well under a
 		// millisecond for this heap).
-		debug.FreeOSMemory()
+		if r.env.ReturnMemory {
+			debug.FreeOSMemory()
+		}
 		line := fmt.Sprintf("last pass %s: command exit %d", time.Now().Format(time.RFC3339), status)
 		if !ready {
 			r.env.Notify.Ready(line)
@@ -66,13 +67,10 @@ func (r *runner) daemon(ctx context.Context) error {
 		}
 		// After a change, poll soon again (the reference's help text
 		// promised this; its loop never did it).
-		if changed {
-			wait = minWait
-		}
+		wait := sched.sleep(changed, r.env.now())
 		// The reference's line, at INFO, which its default level hides.
 		// After a pass with a source unavailable it is a WARNING, so the
-		// backoff shows beside "Source [X] Unavailable.": the sleeps
-		// double to polling-interval, the reference's schedule.
+		// backoff shows beside "Source [X] Unavailable.".
 		sleeping := fmt.Sprintf("Sleeping %.2f seconds.", wait.Seconds())
 		if r.unavailable > 0 {
 			r.log.Warn(sleeping)
@@ -86,7 +84,6 @@ func (r *runner) daemon(ctx context.Context) error {
 		if err != nil {
 			return exitcode.With(exitcode.Terminated, err)
 		}
-		wait = min(wait*2, maxWait)
 	}
 }
 

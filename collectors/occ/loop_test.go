@@ -106,7 +106,8 @@ func TestLocalChangeWakesTheDaemon(t *testing.T) {
 }
 
 // After a pass with a change the next sleep is the minimum again (the
-// reference kept doubling from process start).
+// reference kept doubling from process start). --nojitter: the
+// reference's exact sleeps.
 func TestIntervalResetsAfterChange(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(dir+"/local", 0o755)
@@ -125,7 +126,7 @@ func TestIntervalResetsAfterChange(t *testing.T) {
 		}
 		return elapsed()
 	}}
-	Run(ctx, daemonArgs(dir), env)
+	Run(ctx, append(daemonArgs(dir), "--nojitter"), env)
 	want := []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 1 * time.Second, 2 * time.Second}
 	if len(waits) != len(want) {
 		t.Fatalf("waits %v", waits)
@@ -316,6 +317,7 @@ func TestStopDuringAConfigChangingCommand(t *testing.T) {
 // After a pass with a source unavailable, the sleep before the next pass
 // is a WARNING (the reference's INFO line, hidden at its default level):
 // the backoff shows beside the failure. Healthy passes keep it at INFO.
+// (The reference's exact sleeps, --nojitter, keep the lines exact.)
 func TestBackoffShowsAfterAnUnavailableSource(t *testing.T) {
 	dir := t.TempDir()
 	gets := 0
@@ -339,7 +341,7 @@ func TestBackoffShowsAfterAnUnavailableSource(t *testing.T) {
 		return elapsed()
 	}}
 	Run(ctx, []string{"--config-file", "/dev/null", "-c", "true", "--cachedir", dir + "/cache", "--backup-cachedir", dir + "/backup",
-		"--request-metadata-url", srv.URL + "/meta", "--min-polling-interval", "1", "--polling-interval", "4", "request"}, env)
+		"--request-metadata-url", srv.URL + "/meta", "--min-polling-interval", "1", "--polling-interval", "4", "--nojitter", "request"}, env)
 	failed := "404 Not Found for url: " + srv.URL + "/meta\nSource [request] Unavailable.\n"
 	want := failed + "Sleeping 1.00 seconds.\n" + failed + "Sleeping 2.00 seconds.\n" + failed + "Sleeping 4.00 seconds.\n"
 	if stderr.String() != want {

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -74,7 +73,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if cfg.Splay > 0 {
 		// Nodes started together should not poll in step. A fraction of
 		// a second is fine (the reference's integer randrange died on it).
-		d := collectors.Seconds(rand.Float64() * cfg.Splay)
+		d := collectors.Seconds(env.rand() * cfg.Splay)
 		log.Info(fmt.Sprintf("Splay: sleeping %.2f seconds first.", d.Seconds()))
 		select {
 		case <-ctx.Done():

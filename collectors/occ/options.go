@@ -26,6 +26,7 @@ type Config struct {
 	PrintOnly          bool
 	DeploymentKey      []string
 	Splay              float64
+	Jitter             bool
 	MaxMetadataBytes   int
 	OneTimeTimeout     float64
 	CommandTimeout     float64
@@ -73,6 +74,9 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 		{Name: "print", Dest: "print_only", Default: []string{"false"}, Into: &c.PrintOnly},
 		{Name: "deployment-key", Default: []string{"deployments"}, Into: &c.DeploymentKey},
 		{Name: "splay", Default: []string{"0"}, Into: &c.Splay},
+		// Ours: randomize the sleeps so that a fleet does not poll in
+		// step (see schedule); false keeps the reference's sleeps.
+		{Name: "jitter", Default: []string{"true"}, Into: &c.Jitter},
 		// Ours: the largest metadata document read from a server, in
 		// bytes (64 MiB).
 		{Name: "max-metadata-bytes", NonNegative: true, Default: []string{"67108864"}, Into: &c.MaxMetadataBytes},

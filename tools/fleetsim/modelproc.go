@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tripleo-go/agent/tools/fleetsim/model"
+	"github.com/tripleo-go/agent/tools/fleetsim/procstat"
+)
+
+// modelMain is the model's process: it serves the document and the
+// control API on 127.0.0.1, prints both URLs on one line, and stops when
+// its stdin closes (its parent is gone) or on SIGTERM.
+func modelMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("model", flag.ContinueOnError)
+	docBytes := fs.Int("doc-bytes", 8192, "the document's size")
+	latency := fs.Duration("latency", 0, "added to every answer")
+	bucket := fs.Duration("bucket", time.Second, "the timelines' resolution")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { bufio.NewReader(os.Stdin).ReadString('\n'); cancel() }()
+	e := model.New(model.Options{DocBytes: *docBytes, Latency: *latency, Bucket: *bucket}, time.Now())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	cl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ctl := &http.Server{Handler: model.Control(e)}
+	go ctl.Serve(cl)
+	defer ctl.Close()
+	fmt.Printf("http://%s/v1/AUTH_fleet/metadata/server.json http://%s\n", ln.Addr(), cl.Addr())
+	return e.Serve(ctx, ln)
+}
+
+// modelProc is a running model process.
+type modelProc struct {
+	cmd     *exec.Cmd
+	URL     string // the document
+	Control model.Remote
+}
+
+func startModel(docBytes int, latency, bucket time.Duration) (*modelProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "model", "-doc-bytes", fmt.Sprint(docBytes), "-latency", latency.String(), "-bucket", bucket.String())
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	_ = stdin // closed when this process exits: the model stops
+	line, err := bufio.NewReader(out).ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 2 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("the model did not start: %q %v", line, err)
+	}
+	return &modelProc{cmd: cmd, URL: f[0], Control: model.Remote{URL: f[1]}}, nil
+}
+
+// cpuSeconds is the model process's CPU time so far.
+func (m *modelProc) cpuSeconds() float64 { return procstat.CPU(m.cmd.Process.Pid) }
+
+func (m *modelProc) stop() {
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { m.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		m.cmd.Process.Kill()
+		<-done
+	}
+}

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tripleo-go/agent/tools/fleetsim/fleet"
+	"github.com/tripleo-go/agent/tools/fleetsim/model"
+	"github.com/tripleo-go/agent/tools/fleetsim/refagent"
+	"github.com/tripleo-go/agent/tools/fleetsim/stats"
+)
+
+// The timeline of a run, in polling intervals from the fleet's start:
+// the start, an idle stretch, three changes, a hung outage and the
+// recovery. The windows measured are these.
+const (
+	startEnd     = 4  // [0, 4): the start (first passes, ramps, phases)
+	idleEnd      = 10 // [4, 10): idle
+	changeEvery  = 3  // changes at 10, 13, 16
+	changes      = 3
+	outageAt     = 19 // the model hangs every request from 19 to 21
+	outageEnd    = 21
+	recoveryEnd  = 27 // [21, 27): after the outage
+	referenceEnd = idleEnd
+)
+
+// variant is one kind of fleet.
+type variant struct {
+	Name string
+	// Conf is added to [DEFAULT] (ours), or the whole timing (reference).
+	Conf      string
+	Reference bool
+}
+
+type simConfig struct {
+	agents, refAgents int
+	interval          time.Duration
+	docBytes          int
+	latency           time.Duration
+	stagger           time.Duration
+	outage            string
+	dir, out          string
+	splay             float64
+	short             bool
+}
+
+// result is one variant's figures.
+type result struct {
+	Variant  variant
+	Agents   int
+	Interval float64 // seconds
+	// Bucket is the resolution of the timelines: a second at a 30 s
+	// interval, scaled with it, so that "busiest second" keeps its sense.
+	Bucket float64
+	// per bucket from the fleet's start
+	Requests, BytesOut, BytesIn []float64
+	Kinds                       map[string]int64
+	// Idle: per agent-hour at the interval, and the spread
+	IdleRequestsPerAgentHour, IdleBytesOutPerAgentHour, IdleBytesInPerAgentHour float64
+	Idle, Start, StartVsIdle, Recovery                                          stats.Spread
+	// Propagation is each agent's time from a change to its command
+	// with the new version, seconds, all changes together; Missed counts
+	// agents that had not run it when the next phase began.
+	Propagation []float64
+	PerChange   []stats.Summary
+	Missed      int
+	Memory      fleet.Memory // per agent
+	ModelCPU    float64      // seconds, the model's process, whole run
+	Logged      int
+	LastLines   []string
+}
+
+func simMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	var c simConfig
+	fs.IntVar(&c.agents, "agents", 10000, "our agents per variant")
+	fs.IntVar(&c.refAgents, "ref-agents", 20, "reference agents (0: none)")
+	fs.DurationVar(&c.interval, "interval", 30*time.Second, "polling interval (the timeline scales with it)")
+	fs.IntVar(&c.docBytes, "doc-bytes", 8192, "the metadata document's size")
+	fs.DurationVar(&c.latency, "latency", 0, "the model's latency")
+	fs.DurationVar(&c.stagger, "stagger", 0, "spread the starts over this long (0: all at once)")
+	fs.StringVar(&c.outage, "outage", model.Hang, "the outage's mode: hang or 503")
+	fs.Float64Var(&c.splay, "splay", 0, "also run a variant with this splay, seconds (0: none)")
+	fs.StringVar(&c.dir, "dir", "/dev/shm/fleetsim", "the agents' directories (tmpfs)")
+	fs.StringVar(&c.out, "out", "", "write results.json, report.md and the plots here")
+	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, reference)")
+	fs.BoolVar(&c.short, "short", false, "the .ci/run size: 200 agents, a 1 s interval (the timeline scaled to 27 s), no splay or reference variant")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.short {
+		c.agents, c.refAgents, c.interval, c.splay = 200, 0, time.Second, 0
+	}
+	raiseFileLimit(c.agents + 1024)
+	want := func(key string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), key) }
+	var variants []variant
+	if want("ours") {
+		variants = append(variants, variant{Name: "ours"})
+	}
+	if want("nojitter") {
+		variants = append(variants, variant{Name: "ours, jitter = false", Conf: "jitter = false\n"})
+	}
+	if c.splay > 0 && want("splay") {
+		variants = append(variants, variant{Name: fmt.Sprintf("ours, splay = %g", c.splay), Conf: fmt.Sprintf("splay = %g\n", c.splay)})
+	}
+	if c.refAgents > 0 && want("reference") {
+		if why := refagent.Available(); why != "" {
+			fmt.Fprintln(os.Stderr, "fleetsim: no reference run:", why)
+		} else {
+			variants = append(variants, variant{Name: "reference", Reference: true})
+		}
+	}
+	var results []result
+	for _, v := range variants {
+		r, err := runVariant(ctx, c, v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.Name, err)
+		}
+		printResult(r)
+		results = append(results, r)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if c.out == "" {
+		return nil
+	}
+	return writeReport(c, results)
+}
+
+// raiseFileLimit makes room for every agent's connection (the model's
+// ends are in its own process).
+func raiseFileLimit(n int) {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < uint64(n) {
+		l.Cur = max(l.Cur, uint64(n))
+		l.Max = max(l.Max, l.Cur)
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+			fmt.Fprintf(os.Stderr, "fleetsim: cannot raise the open files limit to %d: %v\n", n, err)
+		}
+	}
+}
+
+// conf is one agent's configuration: the request collector (a TempURL
+// node) polling the model.
+func conf(c simConfig, v variant, url, dir, command string) string {
+	min := min(1, c.interval.Seconds()/30) // the ramp scales with the interval
+	s := fmt.Sprintf("[DEFAULT]\ncommand = %s\ncachedir = %s/cache\nbackup_cachedir = %s/backup\ncollectors = request\n"+
+		"polling_interval = %g\nmin_polling_interval = %g\n%s[request]\nmetadata_url = %s\n",
+		command, dir, dir, c.interval.Seconds(), min, v.Conf, url)
+	return s
+}
+
+func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
+	n := c.agents
+	if v.Reference {
+		n = c.refAgents
+	}
+	bucket := c.interval / 30
+	res := result{Variant: v, Agents: n, Interval: c.interval.Seconds(), Bucket: bucket.Seconds()}
+	dir := filepath.Join(c.dir, strings.NewReplacer(" ", "", ",", "-", "=", "").Replace(v.Name))
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	m, err := startModel(c.docBytes, c.latency, bucket)
+	if err != nil {
+		return res, err
+	}
+	defer m.stop()
+	cpu0 := m.cpuSeconds()
+	I := c.interval
+	end := recoveryEnd
+	if v.Reference {
+		end = referenceEnd // the lock-step is plain by then; Python is costly to host
+	}
+	at := func(k float64) time.Duration { return time.Duration(k * float64(I)) }
+
+	var runs func() []fleet.Run
+	var started time.Time
+	var stop func() error
+	before := fleet.MemoryNow()
+	var mem fleet.Memory
+	if v.Reference {
+		var agents []refagent.Agent
+		for i := 0; i < n; i++ {
+			d := filepath.Join(dir, fmt.Sprintf("agent-%05d", i))
+			os.MkdirAll(d, 0o700)
+			// $$: oslo.config substitutes $name in values
+			cmd := fmt.Sprintf(`grep -ho '"version": [0-9]*' $$(echo $$OS_CONFIG_FILES | tr : ' ') | head -1 | sed "s/^/$$(date +%%s.%%N) /" >> %s/runs`, d)
+			p := filepath.Join(d, "os-collect-config.conf")
+			if err := os.WriteFile(p, []byte(conf(c, v, m.URL, d, cmd)), 0o600); err != nil {
+				return res, err
+			}
+			agents = append(agents, refagent.Agent{Dir: d, Args: []string{"--config-file", p}})
+		}
+		rf, err := refagent.Start(dir, agents)
+		if err != nil {
+			return res, err
+		}
+		started = time.Now()
+		stop = func() error {
+			err := rf.Exited()
+			rf.Stop()
+			return err
+		}
+		runs = func() []fleet.Run { return referenceRuns(dir, n) }
+	} else {
+		f, err := fleet.Start(ctx, fleet.Options{N: n, Dir: dir, Stagger: c.stagger,
+			Conf: func(i int, d string) string { return conf(c, v, m.URL, d, "os-refresh-config") }})
+		if err != nil {
+			return res, err
+		}
+		started = f.Started
+		stop = f.Stop
+		runs = f.Runs
+		defer func() {
+			res.Logged, res.LastLines = f.Logged()
+		}()
+	}
+	fmt.Fprintf(os.Stderr, "fleetsim: %s: %d agents started, %s per interval, %s in all\n", v.Name, n, I, at(float64(end)))
+	wait := func(k float64) error {
+		select {
+		case <-time.After(time.Until(started.Add(at(k)))):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	type change struct {
+		version int
+		at      time.Time
+	}
+	var chs []change
+	err = func() error {
+		if err := wait(startEnd); err != nil {
+			return err
+		}
+		if !v.Reference {
+			mem = fleet.MemoryNow().PerAgent(before, n)
+		}
+		if v.Reference {
+			return wait(float64(end))
+		}
+		for k := 0; k < changes; k++ {
+			if err := wait(float64(idleEnd + k*changeEvery)); err != nil {
+				return err
+			}
+			ver, t, err := m.Control.Change(ctx)
+			if err != nil {
+				return err
+			}
+			chs = append(chs, change{ver, t})
+		}
+		if err := wait(outageAt); err != nil {
+			return err
+		}
+		if err := m.Control.Outage(ctx, c.outage); err != nil {
+			return err
+		}
+		if err := wait(outageEnd); err != nil {
+			return err
+		}
+		if err := m.Control.Outage(ctx, ""); err != nil {
+			return err
+		}
+		return wait(float64(end))
+	}()
+	st, serr := m.Control.Stats(context.Background())
+	res.ModelCPU = m.cpuSeconds() - cpu0
+	stopErr := stop()
+	if err != nil {
+		return res, err
+	}
+	if serr != nil {
+		return res, serr
+	}
+	if stopErr != nil {
+		return res, stopErr
+	}
+	res.Memory = mem
+	// the model's timelines start when it did: align them on the fleet's start
+	shift := int(started.Sub(st.Start) / bucket)
+	res.Requests, res.BytesOut, res.BytesIn = from(st.Requests, shift), from(st.BytesOut, shift), from(st.BytesIn, shift)
+	res.Kinds = st.Kinds
+	win := func(s []float64, a, b float64) []float64 { return window(s, at(a), at(b), bucket) }
+	idle := win(res.Requests, startEnd, idleEnd)
+	idleHours := at(idleEnd-startEnd).Hours() * float64(n)
+	// per agent-hour at this interval, scaled to the same number of polls
+	res.IdleRequestsPerAgentHour = stats.Sum(idle) / idleHours * I.Seconds() / 30
+	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleEnd)) / idleHours * I.Seconds() / 30
+	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleEnd)) / idleHours * I.Seconds() / 30
+	res.Idle = stats.SpreadOf(idle)
+	res.Start = stats.SpreadOf(win(res.Requests, 0, idleEnd))
+	startPeak := stats.SpreadOf(win(res.Requests, 0, startEnd)).Busiest
+	res.StartVsIdle = stats.Spread{Mean: res.Idle.Mean, Busiest: startPeak}
+	if res.Idle.Mean > 0 {
+		res.StartVsIdle.Ratio = startPeak / res.Idle.Mean
+	}
+	if !v.Reference {
+		res.Recovery = stats.SpreadOf(win(res.Requests, outageEnd, recoveryEnd))
+	}
+	all := runs()
+	for k, ch := range chs {
+		deadline := ch.at.Add(at(changeEvery))
+		first := map[int]float64{}
+		for _, r := range all {
+			if r.Version >= ch.version && !r.At.Before(ch.at) && r.At.Before(deadline) {
+				if d, ok := first[r.Agent]; !ok || r.At.Sub(ch.at).Seconds() < d {
+					first[r.Agent] = r.At.Sub(ch.at).Seconds()
+				}
+			}
+		}
+		var lat []float64
+		for _, d := range first {
+			lat = append(lat, d)
+		}
+		res.Missed += n - len(lat)
+		res.Propagation = append(res.Propagation, lat...)
+		s := stats.Summarize(lat)
+		res.PerChange = append(res.PerChange, s)
+		_ = k
+	}
+	return res, nil
+}
+
+// from drops the first shift buckets (or pads, if negative).
+func from(s []float64, shift int) []float64 {
+	if shift >= 0 {
+		if shift > len(s) {
+			return nil
+		}
+		return s[shift:]
+	}
+	return append(make([]float64, -shift), s...)
+}
+
+// window is the buckets of [a, b), zeros where none.
+func window(s []float64, a, b, bucket time.Duration) []float64 {
+	i, j := int(a/bucket), int(b/bucket)
+	out := make([]float64, max(j-i, 0))
+	for k := range out {
+		if i+k < len(s) {
+			out[k] = s[i+k]
+		}
+	}
+	return out
+}
+
+// referenceRuns reads what the reference agents' command noted: "TIME
+// \"version\": N" per run.
+func referenceRuns(dir string, n int) []fleet.Run {
+	var out []fleet.Run
+	for i := 0; i < n; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("agent-%05d", i), "runs"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var ts float64
+			var v int
+			if _, err := fmt.Sscanf(line, "%f \"version\": %d", &ts, &v); err == nil {
+				sec, frac := math.Modf(ts)
+				out = append(out, fleet.Run{Agent: i, At: time.Unix(int64(sec), int64(frac*1e9)), Version: v})
+			}
+		}
+	}
+	return out
+}
+
+func printResult(r result) {
+	p := stats.Summarize(r.Propagation)
+	fmt.Printf("%-24s agents %5d | idle per agent-hour (30 s): %.0f requests, %.0f bytes out, %.0f in | busiest/mean idle %.2f, "+
+		"start peak/idle mean %.1f, recovery %.2f | change->command p50 %.1fs p99 %.1fs max %.1fs missed %d | memory/agent %.0f KiB RSS, %.0f KiB heap | model CPU %.1fs\n",
+		r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour, r.IdleBytesOutPerAgentHour, r.IdleBytesInPerAgentHour,
+		r.Idle.Ratio, r.StartVsIdle.Ratio, r.Recovery.Ratio, p.P50, p.P99, p.Max, r.Missed, r.Memory.RSS/1024, r.Memory.Heap/1024, r.ModelCPU)
+	if r.Logged > 0 {
+		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
+	}
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestWindowAndShift(t *testing.T) {
+	s := []float64{1, 2, 3, 4}
+	if w := window(s, time.Second, 6*time.Second, time.Second); len(w) != 5 || w[0] != 2 || w[2] != 4 || w[3] != 0 {
+		t.Fatalf("window %v", w)
+	}
+	if w := window(s, 0, time.Second, 500*time.Millisecond); len(w) != 2 || w[1] != 2 {
+		t.Fatalf("half-second buckets %v", w)
+	}
+	if f := from(s, 2); len(f) != 2 || f[0] != 3 {
+		t.Fatalf("shifted %v", f)
+	}
+	if f := from(s, -1); len(f) != 5 || f[0] != 0 || f[1] != 1 {
+		t.Fatalf("padded %v", f)
+	}
+}
+
+// The reference's command notes "TIME \"version\": N" per run.
+func TestReferenceRuns(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agent-00001"), 0o700)
+	os.WriteFile(filepath.Join(dir, "agent-00001", "runs"), []byte("1700000000.250000000 \"version\": 0\n1700000030.5 \"version\": 2\ngarbage\n"), 0o644)
+	runs := referenceRuns(dir, 3)
+	if len(runs) != 2 || runs[0].Agent != 1 || runs[1].Version != 2 || runs[0].At.UnixMilli() != 1700000000250 {
+		t.Fatalf("%+v", runs)
+	}
+}
+
+// A phased fleet never leaves a second without a request; those seconds
+// are counted as the machine's stalls.
+func TestStalls(t *testing.T) {
+	c := simConfig{interval: time.Second} // buckets of 1/30 s
+	r := result{Requests: make([]float64, 30*recoveryEnd)}
+	for i := range r.Requests {
+		r.Requests[i] = 1
+	}
+	if n := stalls(c, r); n != 0 {
+		t.Fatalf("%d stalls in a busy run", n)
+	}
+	r.Requests[30*startEnd+5], r.Requests[30*outageAt+1], r.Requests[30*outageEnd] = 0, 0, 0
+	if n := stalls(c, r); n != 2 {
+		t.Fatalf("%d stalls, want 2 (the outage's own silence does not count)", n)
+	}
+}
+
+func TestMergeResults(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.json")
+	writeJSON(p, []result{{Variant: variant{Name: "a"}, Agents: 1}, {Variant: variant{Name: "b"}, Agents: 1}})
+	got := mergeResults(p, []result{{Variant: variant{Name: "b"}, Agents: 2}, {Variant: variant{Name: "c"}, Agents: 2}})
+	if len(got) != 3 || got[0].Variant.Name != "a" || got[1].Variant.Name != "b" || got[1].Agents != 2 {
+		t.Fatalf("%+v", got)
+	}
+}
