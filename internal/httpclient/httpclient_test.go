@@ -103,6 +103,27 @@ func TestBodyCap(t *testing.T) {
 	}
 }
 
+// The answer to a HEAD has no body, whatever length it declares (its
+// GET's): reading it under the cap is no error.
+func TestHeadAnswerHasNoBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("0123456789"))
+	}))
+	defer srv.Close()
+	c, _ := New(Options{MaxBody: 1000})
+	if r, err := c.Do(context.Background(), http.MethodHead, srv.URL, nil, nil); err != nil || r.Status != http.StatusOK || len(r.Body) != 0 {
+		t.Fatalf("Do: %+v, %v", r, err)
+	}
+	resp, err := c.Standard().Head(srv.URL)
+	if err != nil {
+		t.Fatalf("Standard: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("Standard: status %d", resp.StatusCode)
+	}
+}
+
 // A body that says it is over the cap is refused before it is read: the
 // server here sends 10 bytes of the 1 GiB it declares, then nothing.
 func TestDeclaredLengthOverTheCapIsNotRead(t *testing.T) {
