@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strings"
 	"syscall"
 
-	"github.com/tripleo-go/agent/internal/agentstate"
+	"github.com/tripleo-go/agent/internal/durable"
 )
 
 // writeNew creates path (0600: deployments carry credentials) with data,
@@ -43,25 +43,7 @@ func writeNew(path string, data []byte) error {
 // re-run; we replace it atomically, synced: the state directory's next
 // sync makes its name durable, and the bytes must be there by then, not
 // an empty file after a power cut.
-func writeDebug(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), agentstate.TempPrefix(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+func writeDebug(path string, data []byte) error { return durable.WriteFile(path, data) }
 
 // replaceDurably puts data at path as writeDebug does, and syncs the
 // directory: a reader sees the old or the new bytes, and a power cut
@@ -73,20 +55,19 @@ func replaceDurably(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
-// staged matches what writeDebug and agentstate.Write stage in the state
-// directory (signal data, records, a rewritten state file): a run killed
-// between the write and the rename leaves it.
-var staged = regexp.MustCompile(`^\.[^/]+\.json\.[0-9]+$`)
-
-// removeLeftovers removes the staged files of runs that were killed,
-// which no later run would otherwise touch (their deployment is done).
+// removeLeftovers removes the files that writeDebug and agentstate.Write
+// staged in the state directory (signal data, records, a rewritten state
+// file) for runs that were killed between the write and the rename: no
+// later run would otherwise touch them (their deployment is done).
 func removeLeftovers(dir string, log *slog.Logger) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.Type().IsRegular() && staged.MatchString(e.Name()) {
-			if os.Remove(filepath.Join(dir, e.Name())) == nil {
-				log.Info("Removed " + filepath.Join(dir, e.Name()) + ", left by a run that did not finish")
-			}
+		target, ok := durable.StagedFor(e.Name())
+		if !ok || !strings.HasSuffix(target, ".json") || !e.Type().IsRegular() {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, e.Name())) == nil {
+			log.Info("Removed " + filepath.Join(dir, e.Name()) + ", left by a run that did not finish")
 		}
 	}
 }

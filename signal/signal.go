@@ -116,8 +116,8 @@ type Request struct {
 	Queue, StackID, Resource string
 	// Body is the serialised signal data, trimmed to the Limit.
 	Body []byte
-	// HTTP makes the requests; the context carries the retry deadline,
-	// Deadline.
+	// HTTP makes the requests. Deadline is when retries stop (the
+	// context carries it too, for HTTP's own retries).
 	HTTP     *httpclient.Client
 	Deadline time.Time
 	Log      *slog.Logger

@@ -5,8 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // tag is one mustache tag as pystache's parser finds it.
@@ -29,10 +30,6 @@ type tag struct {
 // pySpace is Python's \s in a str pattern: Unicode white space and the
 // separators U+001C to U+001F.
 const pySpace = `[\t\n\v\f\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]`
-
-func isPySpace(r rune) bool {
-	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
-}
 
 var tagPatterns sync.Map // [2]string{otag, ctag} -> *regexp.Regexp
 
@@ -87,7 +84,7 @@ func scanTags(src string, fn func(tag) bool) {
 		}
 		t.skipped, skipped = skipped, false
 		if t.kind == '=' {
-			if f := strings.FieldsFunc(t.name, isPySpace); len(f) >= 2 {
+			if f := strings.FieldsFunc(t.name, pyos.IsSpace); len(f) >= 2 {
 				otag, ctag, t.delimsOK = f[0], f[1], true
 			}
 		}
@@ -126,8 +123,8 @@ func plainTag(src string, at int, otag, ctag string) (tag, bool) {
 		}
 	}
 	t.name = src[k : q+e]
-	if n := len(t.name); n == 0 || t.name[n-1] >= utf8.RuneSelf || isPySpace(rune(t.name[n-1])) {
-		t.name = strings.TrimRightFunc(t.name, isPySpace) // not the common case
+	if n := len(t.name); n == 0 || t.name[n-1] >= utf8.RuneSelf || pyos.IsSpace(rune(t.name[n-1])) {
+		t.name = strings.TrimRightFunc(t.name, pyos.IsSpace) // not the common case
 	}
 	t.end = q + e + len(ctag)
 	t.plain = true
@@ -144,7 +141,7 @@ func skipPySpace(src string, i int) int {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(src[i:])
-		if !isPySpace(r) {
+		if !pyos.IsSpace(r) {
 			break
 		}
 		i += size

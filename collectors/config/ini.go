@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/tripleo-go/agent/internal/pyos"
 )
@@ -42,7 +41,7 @@ func parseINI(path string, data []byte, emit func(section, key, value string)) e
 	}
 	for i, raw := range strings.Split(text, "\n") {
 		n := i + 1
-		line := strings.TrimRightFunc(raw, isPySpace)
+		line := strings.TrimRightFunc(raw, pyos.IsSpace)
 		switch {
 		case line == "":
 			// A blank line ends a value.
@@ -54,7 +53,7 @@ func parseINI(path string, data []byte, emit func(section, key, value string)) e
 			if keyLine == 0 {
 				return fmt.Errorf("%s:%d: unexpected continuation line", path, n)
 			}
-			value = append(value, strings.TrimLeftFunc(line, isPySpace))
+			value = append(value, strings.TrimLeftFunc(line, pyos.IsSpace))
 			continue
 		}
 		if err := flush(); err != nil {
@@ -86,18 +85,12 @@ func splitKeyValue(line string) (key, value string, ok bool) {
 	if i < 0 {
 		return "", "", false
 	}
-	key = strings.TrimFunc(line[:i], isPySpace)
-	value = strings.TrimFunc(line[i+1:], isPySpace)
+	key = strings.TrimFunc(line[:i], pyos.IsSpace)
+	value = strings.TrimFunc(line[i+1:], pyos.IsSpace)
 	if value != "" && value[0] == value[len(value)-1] && (value[0] == '"' || value[0] == '\'') {
 		value = value[1:max(len(value)-1, 1)]
 	}
 	return key, value, true
-}
-
-// isPySpace is Python's str.isspace: Unicode white space and the
-// separators U+001C to U+001F.
-func isPySpace(r rune) bool {
-	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
 }
 
 // normalizeSection is oslo.config's: DEFAULT stays, others are lower case.

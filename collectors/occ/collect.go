@@ -86,12 +86,12 @@ func (r *runner) collectOne(ctx context.Context, name string, log *slog.Logger) 
 	return inst.Collect(ctx)
 }
 
-// refuseOthersKeys drops the entries of collector name that carry the key
-// of a configured collector, its own once it was given (its document
-// comes first): a deployment (or a local file) named "heat" would replace the
-// heat collector's whole document in the cache, and os-apply-config would
-// render without the node's metadata. The reference stored both, the
-// later winning.
+// refuseOthersKeys drops the entries of collector name whose key is a
+// configured collector's: another collector's always, its own after the
+// first (its document, which comes first). A deployment (or a local
+// file) named "heat" would otherwise replace the heat collector's whole
+// document in the cache, and os-apply-config would render without the
+// node's metadata; the reference stored both, the later winning.
 func (r *runner) refuseOthersKeys(name string, entries []collectors.Entry, log *slog.Logger) []collectors.Entry {
 	out := make([]collectors.Entry, 0, len(entries))
 	own := false

@@ -9,8 +9,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/durable"
 )
 
 // SchemaVersion is bumped only for an incompatible change.
@@ -78,53 +79,27 @@ type Signal struct {
 }
 
 // Write stores v as JSON in path atomically (a reader sees the old or
-// the new record, never half of one), private to root. The staged file
-// is TempPrefix(path) followed by digits.
+// the new record, never half of one), private to root. The record is
+// synced before its name: once a later sync of the directory makes the
+// name durable (heat-config syncs its state directory), the bytes are
+// there too, not an empty record after a power cut.
 func Write(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), TempPrefix(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	// Synced before the rename: once a later sync of the directory makes
-	// the name durable (heat-config syncs its state directory), the bytes
-	// are there too, not an empty record after a power cut.
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return durable.WriteFile(path, append(data, '\n'))
 }
 
-// TempPrefix is how the files that Write stages for path begin.
-func TempPrefix(path string) string { return "." + filepath.Base(path) + "." }
-
 // RemoveStaged removes what Write staged for path and never renamed (its
-// writer was killed) and returns how many: files named TempPrefix(path)
-// and digits, older than a minute. A Write takes far less, so a
-// concurrent writer's file is left alone.
+// writer was killed) and returns how many: older than a minute, for a
+// Write takes far less, so a concurrent writer's file is left alone.
 func RemoveStaged(path string) int {
-	dir, prefix := filepath.Dir(path), TempPrefix(path)
+	dir, base := filepath.Dir(path), filepath.Base(path)
 	entries, _ := os.ReadDir(dir)
 	removed := 0
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+		if target, ok := durable.StagedFor(e.Name()); !ok || target != base || !e.Type().IsRegular() {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute && os.Remove(filepath.Join(dir, e.Name())) == nil {

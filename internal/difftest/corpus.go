@@ -150,20 +150,8 @@ func corpusValue(line string) (any, error) {
 			return s, nil
 		}
 		return []byte(s), nil
-	case "int", "int64", "int32", "int16", "int8", "rune":
-		if lit.Kind == token.CHAR {
-			r, _, _, err := strconv.UnquoteChar(strings.Trim(lit.Value, "'"), '\'')
-			return corpusInt(typ, int64(r)), err
-		}
-		n, err := strconv.ParseInt(text, 0, 64)
-		return corpusInt(typ, n), err
-	case "uint", "uint64", "uint32", "uint16", "uint8", "byte":
-		if lit.Kind == token.CHAR {
-			r, _, _, err := strconv.UnquoteChar(strings.Trim(lit.Value, "'"), '\'')
-			return corpusUint(typ, uint64(r)), err
-		}
-		n, err := strconv.ParseUint(text, 0, 64)
-		return corpusUint(typ, n), err
+	case "int", "int64", "int32", "int16", "int8", "rune", "uint", "uint64", "uint32", "uint16", "uint8", "byte":
+		return corpusInteger(typ, lit, text)
 	case "float64", "float32":
 		f, err := strconv.ParseFloat(text, 64)
 		if typ == "float32" {
@@ -172,6 +160,23 @@ func corpusValue(line string) (any, error) {
 		return f, err
 	}
 	return nil, fmt.Errorf("%q: unsupported type", line)
+}
+
+// corpusInteger reads an integer literal, or a character, as typ.
+func corpusInteger(typ string, lit *ast.BasicLit, text string) (any, error) {
+	if lit.Kind == token.CHAR {
+		r, _, _, err := strconv.UnquoteChar(strings.Trim(lit.Value, "'"), '\'')
+		if err != nil {
+			return nil, err
+		}
+		text = strconv.Itoa(int(r))
+	}
+	if typ == "byte" || strings.HasPrefix(typ, "uint") {
+		n, err := strconv.ParseUint(text, 0, 64)
+		return corpusUint(typ, n), err
+	}
+	n, err := strconv.ParseInt(text, 0, 64)
+	return corpusInt(typ, n), err
 }
 
 func corpusInt(typ string, n int64) any {
@@ -201,21 +206,3 @@ func corpusUint(typ string, n uint64) any {
 	}
 	return uint(n)
 }
-
-// RequirePythonModule skips a test that runs a module of the reference
-// (or one it depends on) with /usr/bin/python3 as its oracle when the
-// module cannot be imported, or fails it with REQUIRE_REFERENCE=1, as in
-// CI. Like Oracle, it skips under -short.
-func RequirePythonModule(t testing.TB, module string) {
-	t.Helper()
-	Oracle(t)
-	if out, err := exec.Command(PythonPath, "-c", "import "+module).CombinedOutput(); err != nil {
-		if os.Getenv("REQUIRE_REFERENCE") == "1" {
-			t.Fatalf("reference module %s not importable: %v\n%s", module, err, out)
-		}
-		t.Skipf("reference module %s not installed", module)
-	}
-}
-
-// PythonPath is the interpreter the reference runs with.
-const PythonPath = "/usr/bin/python3"

@@ -1,8 +1,10 @@
 // Package difftest holds what the differential test suites share: the
 // case file format (a txtar-like file: a comment, then "-- name --"
 // sections for args, env, setup, flags and the files of the work dir),
-// tree snapshots, the comparison of two runs, the agent's build, and the
-// checks for the reference being installed. Each program's suite
+// tree snapshots, the comparison of two runs, the agent's build, the
+// checks for the reference being installed, and, for the fuzz targets,
+// their corpora (FuzzCorpus) and the reference's modules asked as a
+// co-process (Reference). Each program's suite
 // (applyconfig/difftest, refresh/difftest, collectors/difftest) runs its
 // cases with the reference and ours and compares what an operator would
 // see.

@@ -174,3 +174,21 @@ func (r *Reference) Query(t testing.TB, in, out any) bool {
 	}
 	return true
 }
+
+// RequirePythonModule skips a test that runs a module of the reference
+// (or one it depends on) with /usr/bin/python3 as its oracle when the
+// module cannot be imported, or fails it with REQUIRE_REFERENCE=1, as in
+// CI. Like Oracle, it skips under -short.
+func RequirePythonModule(t testing.TB, module string) {
+	t.Helper()
+	Oracle(t)
+	if out, err := exec.Command(PythonPath, "-c", "import "+module).CombinedOutput(); err != nil {
+		if os.Getenv("REQUIRE_REFERENCE") == "1" {
+			t.Fatalf("reference module %s not importable: %v\n%s", module, err, out)
+		}
+		t.Skipf("reference module %s not installed", module)
+	}
+}
+
+// PythonPath is the interpreter the reference runs with.
+const PythonPath = "/usr/bin/python3"

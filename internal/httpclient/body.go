@@ -2,7 +2,17 @@ package httpclient
 
 import (
 	"io"
+	"net/http"
 )
+
+// declaredLength is the length resp's body will have, -1 when unknown.
+// The answer to a HEAD declares its GET's length and has no body.
+func declaredLength(resp *http.Response) int64 {
+	if resp.Request != nil && resp.Request.Method == http.MethodHead {
+		return 0
+	}
+	return resp.ContentLength
+}
 
 // readBody reads a body of at most max bytes, else ErrTooLarge.
 // declared is its Content-Length (-1: unknown). A declared length over

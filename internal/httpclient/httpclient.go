@@ -135,7 +135,7 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 		return nil, err
 	}
 	defer resp.Body.Close()
-	got, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
+	got, err := readBody(resp.Body, declaredLength(resp), c.maxBody)
 	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
 	}
@@ -224,7 +224,7 @@ func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	body, err := readBody(resp.Body, resp.ContentLength, t.max)
+	body, err := readBody(resp.Body, declaredLength(resp), t.max)
 	resp.Body.Close()
 	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, t.max)

@@ -1,6 +1,6 @@
 // Package pyos words operating-system errors as Python's OSError does, for
-// messages that must read as the reference's, and decodes bytes as
-// Python's bytes.decode does.
+// messages that must read as the reference's, decodes bytes as Python's
+// bytes.decode does, and tells white space as Python's str does.
 package pyos
 
 import (
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
@@ -91,4 +92,11 @@ func LoadsJSON(data []byte) (pyjson.Value, error) {
 		return nil, errors.New(pyjson.PythonError(err))
 	}
 	return v, nil
+}
+
+// IsSpace is Python's str.isspace for one character (and \s in its
+// regular expressions): Unicode white space and the separators U+001C to
+// U+001F, which Go's unicode.IsSpace leaves out.
+func IsSpace(r rune) bool {
+	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -56,11 +57,7 @@ func (in *Injector) Fault() Fault {
 func (in *Injector) Injected() map[Fault]int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	out := make(map[Fault]int, len(in.injected))
-	for f, n := range in.injected {
-		out[f] = n
-	}
-	return out
+	return maps.Clone(in.injected)
 }
 
 // Requests is how many requests arrived, faulted or not.

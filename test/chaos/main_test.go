@@ -113,3 +113,33 @@ func injected(counts map[Fault]int) string {
 	}
 	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
 }
+
+// verdict gathers a run's failures and notes, from any goroutine, for
+// its subtest to report.
+type verdict struct {
+	mu         sync.Mutex
+	errs, logs []string
+}
+
+func (v *verdict) Errorf(format string, args ...any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.errs = append(v.errs, fmt.Sprintf(format, args...))
+}
+
+func (v *verdict) Logf(format string, args ...any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.logs = append(v.logs, fmt.Sprintf(format, args...))
+}
+
+func (v *verdict) report(t *testing.T) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, l := range v.logs {
+		t.Log(l)
+	}
+	for _, e := range v.errs {
+		t.Error(e)
+	}
+}

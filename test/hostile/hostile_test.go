@@ -46,9 +46,9 @@ type result struct {
 	stdout, stderr string
 }
 
-// errors are the lines of stderr that report an error, in the programs'
-// formats (the Python-style "[ERROR]" and os-collect-config's plain
-// lines, which the tests tell by their words).
+// lines are the lines of stderr that hold word: an error's, in the
+// programs' formats (the Python-style "[ERROR]", os-collect-config's
+// plain lines, which the tests tell by their words).
 func (r result) lines(word string) []string {
 	var out []string
 	for _, l := range strings.Split(r.stderr, "\n") {
@@ -60,9 +60,9 @@ func (r result) lines(word string) []string {
 }
 
 // run runs program (a link in the agent's directory, or an absolute
-// path) with env added to
-// a minimal environment, stdin and args, under a deadline: a case that
-// hangs (a FIFO opened for reading) fails instead of stalling the suite.
+// path) with env added to a minimal environment, stdin and args, under a
+// deadline: a case that hangs (a FIFO opened for reading) fails instead
+// of stalling the suite.
 func run(t *testing.T, env []string, stdin []byte, program string, args ...string) result {
 	t.Helper()
 	bin := program

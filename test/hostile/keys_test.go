@@ -41,7 +41,7 @@ func TestCollectorKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := tree(t, root)
-	r := run(t, []string{"OS_COLLECT_CONFIG_STATUS_DIR=" + root + "/status"}, nil, "os-collect-config",
+	r := run(t, occEnv(root), nil, "os-collect-config",
 		"--config-file", "/dev/null", "--one-time", "--cachedir", root+"/cache", "--backup-cachedir", root+"/backup",
 		"--request-metadata-url", srv.URL, "--local-path", local,
 		"-c", `printf %s "$$OS_CONFIG_FILES" > `+root+`/files`, "request", "local")

@@ -29,10 +29,7 @@ type treeCase struct {
 }
 
 var treeCases = []treeCase{
-	{name: "template linked to a file outside the tree", setup: func(t *testing.T, w string) {
-		write(t, w+"/outside/tmpl", "linked={{x}}\n", 0o644)
-		symlink(t, "../../outside/tmpl", w+"/t/etc/linked")
-	}},
+	{name: "template linked to a file outside the tree", setup: linkedOutside("t/etc/linked", "tmpl", "linked={{x}}\n", 0o644)},
 	{name: "template directory linked outside is not entered", setup: func(t *testing.T, w string) {
 		write(t, w+"/outside/dir/f", "{{x}}\n", 0o644)
 		symlink(t, "../../outside/dir", w+"/t/etc/linkdir")
@@ -57,14 +54,8 @@ var treeCases = []treeCase{
 	{name: "template name with a newline", setup: func(t *testing.T, w string) {
 		write(t, w+"/t/etc/new\nline", "{{x}}\n", 0o644)
 	}},
-	{name: "executable template linked outside", setup: func(t *testing.T, w string) {
-		write(t, w+"/outside/exe", "#!/bin/sh\necho executed\n", 0o755)
-		symlink(t, "../../outside/exe", w+"/t/etc/exe")
-	}},
-	{name: "output file linked outside is replaced, its target kept", setup: func(t *testing.T, w string) {
-		write(t, w+"/outside/target", "precious\n", 0o640)
-		symlink(t, "../../outside/target", w+"/out/etc/foo")
-	}},
+	{name: "executable template linked outside", setup: linkedOutside("t/etc/exe", "exe", "#!/bin/sh\necho executed\n", 0o755)},
+	{name: "output file linked outside is replaced, its target kept", setup: linkedOutside("out/etc/foo", "target", "precious\n", 0o640)},
 	{name: "output file dangling link is replaced", setup: func(t *testing.T, w string) {
 		symlink(t, "../../outside/none", w+"/out/etc/foo")
 	}},
@@ -151,6 +142,19 @@ func oacCase(t *testing.T, tc treeCase, prog string) (_ difftest.Outcome, before
 		t.Fatal(err)
 	}
 	return difftest.Outcome{Code: r.code, Stdout: r.stdout, Stderr: strings.ReplaceAll(r.stderr, w, "W"), Tree: lines, Files: files}, before
+}
+
+// linkedOutside is a setup: link (in the work dir) is a relative link
+// to outside/name, a file of body and mode.
+func linkedOutside(link, name, body string, mode os.FileMode) func(*testing.T, string) {
+	return func(t *testing.T, w string) {
+		write(t, w+"/outside/"+name, body, mode)
+		target, err := filepath.Rel(filepath.Dir(w+"/"+link), w+"/outside/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		symlink(t, target, w+"/"+link)
+	}
 }
 
 func symlink(t *testing.T, target, link string) {

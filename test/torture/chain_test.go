@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,9 +21,7 @@ import (
 // the run, a pass with three deployments converged; the run's metadata
 // adds three more and changes os-collect-config's settings.
 type chainScenario struct {
-	sink        *signals
-	srv         *httptest.Server
-	runs        string // host: a file per deployment, a line per run
+	deps        *deployments
 	oldIDs      []string
 	newIDs      []string
 	oldCache    map[string]entry
@@ -36,9 +33,7 @@ type chainScenario struct {
 }
 
 func newChainScenario(t *testing.T, n *node) *chainScenario {
-	s := &chainScenario{sink: &signals{got: map[string]int{}}, runs: t.TempDir()}
-	s.srv = httptest.NewServer(s.sink)
-	t.Cleanup(s.srv.Close)
+	s := &chainScenario{deps: newDeployments(t, n)}
 	host := t.TempDir()
 	for i := range 6 {
 		id := fmt.Sprintf("c%02d", i)
@@ -51,15 +46,7 @@ func newChainScenario(t *testing.T, n *node) *chainScenario {
 	write := func(which string, ids []string, interval int) {
 		var items []any
 		for _, id := range ids {
-			items = append(items, map[string]any{
-				"id": id, "name": "deployment-" + id, "group": "script", "outputs": []any{}, "options": nil,
-				"config": "#!/bin/sh\necho run >> /srv/runs/" + id + "\nsleep 0.02\necho done\n",
-				"inputs": []any{
-					map[string]any{"name": "deploy_signal_id", "type": "String", "value": s.srv.URL + "/signal/" + id},
-					map[string]any{"name": "deploy_signal_verb", "type": "String", "value": "PUT"},
-					map[string]any{"name": "deploy_signal_transport", "type": "String", "value": "TEMP_URL_SIGNAL"},
-				},
-			})
+			items = append(items, s.deps.item(id))
 		}
 		doc, _ := json.Marshal(map[string]any{
 			"deployments":       items,
@@ -73,7 +60,6 @@ func newChainScenario(t *testing.T, n *node) *chainScenario {
 	write("old", s.oldIDs, 30)
 	write("new", append(append([]string{}, s.oldIDs...), s.newIDs...), 10)
 	n.bind(host, "srv/meta", false)
-	n.bind(s.runs, "srv/runs", true)
 	return s
 }
 
@@ -87,8 +73,8 @@ func (s *chainScenario) setup(t *testing.T, n *node) {
 		t.Fatal(err)
 	}
 	for _, id := range s.oldIDs {
-		if s.sink.snapshot()[id] != 1 {
-			t.Fatalf("the first pass did not signal %s: %v", id, s.sink.snapshot())
+		if s.deps.signals()[id] != 1 {
+			t.Fatalf("the first pass did not signal %s: %v", id, s.deps.signals())
 		}
 	}
 	s.oldCache, s.oldEtc = snapshot(t, n.path(cacheDir)), snapshot(t, n.path("etc"))
@@ -106,16 +92,10 @@ func (s *chainScenario) learn(t *testing.T, n *node) {
 	}
 }
 
-func (s *chainScenario) reset() {
-	s.sink.mu.Lock()
-	s.sink.got = map[string]int{}
-	s.sink.mu.Unlock()
-	os.RemoveAll(s.runs)
-	os.Mkdir(s.runs, 0o755)
-}
+func (s *chainScenario) reset() { s.deps.reset() }
 
 func (s *chainScenario) afterFault(n *node, completed bool) []string {
-	if m, _ := filepath.Glob(n.path(deployedDir + "/*.inflight")); len(m) > 0 {
+	if len(inFlight(n)) > 0 {
 		s.interrupted++
 	}
 	cache, err := readTree(n.path(cacheDir))
@@ -131,12 +111,7 @@ func (s *chainScenario) afterFault(n *node, completed bool) []string {
 	problems = append(problems, p...)
 	p, _ = oldOrNew(etc, s.oldEtc, s.wantEtc)
 	problems = append(problems, p...)
-	s.committed = true
-	for rel, w := range s.wantCache {
-		if g, ok := cache[rel]; strings.HasSuffix(rel, ".last") && (!ok || !same(g, w)) {
-			s.committed = false
-		}
-	}
+	s.committed = committed(cache, s.wantCache)
 	if completed && !s.committed {
 		problems = append(problems, "os-collect-config had exited 0, yet its commit was lost")
 	}
@@ -165,11 +140,9 @@ func (s *chainScenario) afterRerun(n *node) []string {
 // old ones did not run again; the cache and /etc are the new ones.
 func (s *chainScenario) check(n *node) []string {
 	var problems []string
-	got := s.sink.snapshot()
+	got := s.deps.signals()
 	for _, id := range append(append([]string{}, s.oldIDs...), s.newIDs...) {
-		b, _ := os.ReadFile(filepath.Join(s.runs, id))
-		r := strings.Count(string(b), "run")
-		switch {
+		switch r := s.deps.ran(id); {
 		case r > 1:
 			problems = append(problems, fmt.Sprintf("%s ran %d times", id, r))
 		case r > 0 && strings.Compare(id, s.newIDs[0]) < 0:
@@ -181,7 +154,7 @@ func (s *chainScenario) check(n *node) []string {
 			problems = append(problems, id+" was never signalled")
 		}
 	}
-	if m, _ := filepath.Glob(n.path(deployedDir + "/*.inflight")); len(m) > 0 {
+	if m := inFlight(n); len(m) > 0 {
 		problems = append(problems, fmt.Sprintf("in-flight markers left after a complete run: %v", m))
 	}
 	cache, err := readTree(n.path(cacheDir))
@@ -206,18 +179,7 @@ func (s *chainScenario) check(n *node) []string {
 // deployments, then runs the pass again. TORTURE_KILLS and TORTURE_CUTS
 // set the trials (quick: 25 each).
 func TestFaultChain(t *testing.T) {
-	kills, cuts := count(t, "TORTURE_KILLS", 25), count(t, "TORTURE_CUTS", 25)
-	agent := installed(t, "")
-	for _, c := range []struct {
-		f      fault
-		trials int
-	}{{kill, kills}, {cut, cuts}} {
-		t.Run(string(c.f), func(t *testing.T) {
-			n := newNode(t, agent)
-			s := newChainScenario(t, n)
-			res := runTrials(t, n, s, c.f, c.trials)
-			report(t, "chain", c.f, res)
-			t.Logf("TORTURE chain %s: %d left a deployment in flight (signalled on the next run, none ran twice)", c.f, s.interrupted)
-		})
-	}
+	faultTrials(t, "chain", newChainScenario, func(s *chainScenario) string {
+		return fmt.Sprintf("%d left a deployment in flight (signalled on the next run, none ran twice)", s.interrupted)
+	})
 }

@@ -37,11 +37,8 @@ type collectScenario struct {
 
 const cacheDir = "var/lib/os-collect-config"
 
-// Cache files: KEY.json, .orig, .last, os_config_files.json; and what
-// the cache stages its writes under.
-var (
-	cacheStaged = regexp.MustCompile(`^\.os-collect-config-[0-9]+\.tmp$`)
-)
+// What the cache stages its writes under (collectors/cache).
+var cacheStaged = regexp.MustCompile(`^\.os-collect-config-[0-9]+\.tmp$`)
 
 func newCollectScenario(t *testing.T, n *node) *collectScenario {
 	s := &collectScenario{}
@@ -130,18 +127,6 @@ func (s *collectScenario) runs() int {
 	return strings.Count(string(b), "run\n")
 }
 
-// committed: every key's .last holds the new pass's data.
-func (s *collectScenario) committed(got map[string]entry) bool {
-	for rel, w := range s.want {
-		if strings.HasSuffix(rel, ".last") {
-			if g, ok := got[rel]; !ok || !same(g, w) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func (s *collectScenario) afterFault(n *node, completed bool) []string {
 	got, err := readTree(n.path(cacheDir))
 	if err != nil {
@@ -151,10 +136,10 @@ func (s *collectScenario) afterFault(n *node, completed bool) []string {
 	p, staged := oldOrNewCache(got, s.old, s.want)
 	problems = append(problems, p...)
 	s.staged += staged
-	if completed && !s.committed(got) {
+	s.wasCommitted, s.ranBefore = committed(got, s.want), s.runs()
+	if completed && !s.wasCommitted {
 		problems = append(problems, "os-collect-config had exited 0, yet its commit was lost")
 	}
-	s.wasCommitted, s.ranBefore = s.committed(got), s.runs()
 	return problems
 }
 
@@ -250,18 +235,7 @@ func oldOrNewCache(got, old, want map[string]entry) (problems []string, staged i
 // pass again. TORTURE_KILLS and TORTURE_CUTS set the trials (quick: 25
 // each).
 func TestFaultCollect(t *testing.T) {
-	kills, cuts := count(t, "TORTURE_KILLS", 25), count(t, "TORTURE_CUTS", 25)
-	agent := installed(t, "")
-	for _, c := range []struct {
-		f      fault
-		trials int
-	}{{kill, kills}, {cut, cuts}} {
-		t.Run(string(c.f), func(t *testing.T) {
-			n := newNode(t, agent)
-			s := newCollectScenario(t, n)
-			res := runTrials(t, n, s, c.f, c.trials)
-			report(t, "os-collect-config", c.f, res)
-			t.Logf("TORTURE os-collect-config %s: %d cache files; staged files left by the faults: %d", c.f, len(s.want), s.staged)
-		})
-	}
+	faultTrials(t, "os-collect-config", newCollectScenario, func(s *collectScenario) string {
+		return fmt.Sprintf("%d cache files; staged files left by the faults: %d", len(s.want), s.staged)
+	})
 }

@@ -3,74 +3,31 @@ package torture
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tripleo-go/agent/test/torture/lazyfs"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/tripleo-go/agent/test/torture/lazyfs"
 )
-
-// signals counts, per deployment id, the signals Heat would get (the
-// TempURL PUTs of heat-config-notify).
-type signals struct {
-	mu  sync.Mutex
-	got map[string]int
-}
-
-func (s *signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.got[strings.TrimPrefix(r.URL.Path, "/signal/")]++
-	s.mu.Unlock()
-}
-
-func (s *signals) snapshot() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range s.got {
-		out[k] = v
-	}
-	return out
-}
 
 // heatScenario is 55-heat-config running ten script deployments (each
 // records its run outside the node and takes a moment), each signalled
 // by heat-config-notify to an httptest server, on a node where none has
 // run yet (the state directory does not exist either).
 type heatScenario struct {
-	sink        *signals
-	srv         *httptest.Server
+	deps        *deployments
 	ids         []string
-	runs        string // host directory: one file per deployment, a line per run
-	interrupted int    // trials that left a deployment in flight
-	resent      int    // signals sent twice (a fault while one was in flight)
+	interrupted int // trials that left a deployment in flight
+	resent      int // signals sent twice (a fault while one was in flight)
 }
 
-const deployedDir = "var/lib/heat-config/deployed"
-
 func newHeatScenario(t *testing.T, n *node, count int) *heatScenario {
-	s := &heatScenario{sink: &signals{got: map[string]int{}}, runs: t.TempDir()}
-	s.srv = httptest.NewServer(s.sink)
-	t.Cleanup(s.srv.Close)
-	n.bind(s.runs, "srv/runs", true)
+	s := &heatScenario{deps: newDeployments(t, n)}
 	var items []map[string]any
 	for i := range count {
 		id := fmt.Sprintf("d%02d", i)
 		s.ids = append(s.ids, id)
-		items = append(items, map[string]any{
-			"id": id, "name": "deployment-" + id, "group": "script", "outputs": []any{}, "options": nil,
-			"config": "#!/bin/sh\necho run >> /srv/runs/" + id + "\nsleep 0.02\necho done\n",
-			"inputs": []any{
-				map[string]any{"name": "deploy_signal_id", "type": "String", "value": s.srv.URL + "/signal/" + id},
-				map[string]any{"name": "deploy_signal_verb", "type": "String", "value": "PUT"},
-				map[string]any{"name": "deploy_signal_transport", "type": "String", "value": "TEMP_URL_SIGNAL"},
-			},
-		})
+		items = append(items, s.deps.item(id))
 	}
 	doc, _ := json.Marshal(items)
 	if err := os.WriteFile(n.path("etc/heat-config.json"), doc, 0o600); err != nil {
@@ -98,16 +55,10 @@ func (s *heatScenario) learn(t *testing.T, n *node) {
 	}
 }
 
-func (s *heatScenario) reset() {
-	s.sink.mu.Lock()
-	s.sink.got = map[string]int{}
-	s.sink.mu.Unlock()
-	os.RemoveAll(s.runs)
-	os.Mkdir(s.runs, 0o755)
-}
+func (s *heatScenario) reset() { s.deps.reset() }
 
 func (s *heatScenario) afterFault(n *node, completed bool) []string {
-	if m, _ := filepath.Glob(n.path(deployedDir + "/*.inflight")); len(m) > 0 {
+	if len(inFlight(n)) > 0 {
 		s.interrupted++
 	}
 	var problems []string
@@ -129,10 +80,9 @@ func (s *heatScenario) afterRerun(n *node) []string { return s.check(n) }
 // flight; the state directory holds only state files that parse.
 func (s *heatScenario) check(n *node) []string {
 	var problems []string
-	got := s.sink.snapshot()
+	got := s.deps.signals()
 	for _, id := range s.ids {
-		b, _ := os.ReadFile(filepath.Join(s.runs, id))
-		if r := strings.Count(string(b), "run"); r > 1 {
+		if r := s.deps.ran(id); r > 1 {
 			problems = append(problems, fmt.Sprintf("%s ran %d times", id, r))
 		}
 		if got[id] == 0 {
@@ -142,44 +92,10 @@ func (s *heatScenario) check(n *node) []string {
 			s.resent++
 		}
 	}
-	if m, _ := filepath.Glob(n.path(deployedDir + "/*.inflight")); len(m) > 0 {
+	if m := inFlight(n); len(m) > 0 {
 		problems = append(problems, fmt.Sprintf("in-flight markers left after a complete run: %v", m))
 	}
 	return append(problems, stateFiles(n, false)...)
-}
-
-// stateFiles: every file of the state directory is a state file, its
-// signal data or its signal record, and parses; or, right after a fault
-// (staged), a file staged for one of the last two.
-func stateFiles(n *node, staged bool) []string {
-	var problems []string
-	entries, _ := os.ReadDir(n.path(deployedDir))
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".inflight") || staged && stagedState.MatchString(name) {
-			continue
-		}
-		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
-			problems = append(problems, "unexpected file in the state directory: "+name)
-			continue
-		}
-		b, err := os.ReadFile(n.path(deployedDir + "/" + name))
-		var v any
-		if err == nil {
-			err = json.Unmarshal(b, &v)
-		}
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s does not parse (%d bytes): %v", name, len(b), err))
-		}
-	}
-	return problems
-}
-
-var stagedState = regexp.MustCompile(`^\.[^/]+\.(notify|signal)\.json\.[0-9]+$`)
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }
 
 // TestFaultHeatConfig kills 55-heat-config (its hooks and
@@ -189,19 +105,9 @@ func exists(path string) bool {
 // keeps its state files after a cut. TORTURE_KILLS and TORTURE_CUTS set
 // the trials (quick: 25 each).
 func TestFaultHeatConfig(t *testing.T) {
-	kills, cuts := count(t, "TORTURE_KILLS", 25), count(t, "TORTURE_CUTS", 25)
-	agent := installed(t, "")
-	for _, c := range []struct {
-		f      fault
-		trials int
-	}{{kill, kills}, {cut, cuts}} {
-		t.Run(string(c.f), func(t *testing.T) {
-			n := newNode(t, agent)
-			s := newHeatScenario(t, n, 10)
-			res := runTrials(t, n, s, c.f, c.trials)
-			report(t, "55-heat-config", c.f, res)
-			t.Logf("TORTURE 55-heat-config %s: %d cut a deployment short (all signalled on the next run, none ran twice); %d signals sent twice (a fault while one was in flight)",
-				c.f, s.interrupted, s.resent)
+	faultTrials(t, "55-heat-config", func(t *testing.T, n *node) *heatScenario { return newHeatScenario(t, n, 10) },
+		func(s *heatScenario) string {
+			return fmt.Sprintf("%d cut a deployment short (all signalled on the next run, none ran twice); %d signals sent twice (a fault while one was in flight)",
+				s.interrupted, s.resent)
 		})
-	}
 }

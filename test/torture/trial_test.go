@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,4 +133,37 @@ func report(t *testing.T, name string, f fault, res result) {
 	}
 	t.Logf("TORTURE %s: %d %ss (%d after the run had ended) in %v; problems: %d",
 		name, res.trials, f, res.completed, res.took.Round(time.Millisecond), len(res.problems))
+}
+
+// faultTrials runs a scenario's trials under kills and under cuts, each
+// on a node of its own, and reports them; summary says what else the
+// scenario saw. TORTURE_KILLS and TORTURE_CUTS set the trials (quick: 25
+// each).
+func faultTrials[S scenario](t *testing.T, name string, newScenario func(*testing.T, *node) S, summary func(S) string) {
+	kills, cuts := count(t, "TORTURE_KILLS", 25), count(t, "TORTURE_CUTS", 25)
+	agent := installed(t, "")
+	for _, c := range []struct {
+		f      fault
+		trials int
+	}{{kill, kills}, {cut, cuts}} {
+		t.Run(string(c.f), func(t *testing.T) {
+			n := newNode(t, agent)
+			s := newScenario(t, n)
+			report(t, name, c.f, runTrials(t, n, s, c.f, c.trials))
+			t.Logf("TORTURE %s %s: %s", name, c.f, summary(s))
+		})
+	}
+}
+
+// committed tells whether every key's .last in got is the one a run to
+// its end left (want): the pass committed.
+func committed(got, want map[string]entry) bool {
+	for rel, w := range want {
+		if strings.HasSuffix(rel, ".last") {
+			if g, ok := got[rel]; !ok || !same(g, w) {
+				return false
+			}
+		}
+	}
+	return true
 }

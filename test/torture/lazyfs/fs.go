@@ -70,6 +70,45 @@ func (f *fsys) lock() fuse.Status {
 	return fuse.OK
 }
 
+// lockInode takes the lock and finds the live inode ino; on failure the
+// lock is not held.
+func (f *fsys) lockInode(ino uint64) (*inode, fuse.Status) {
+	if st := f.lock(); !st.Ok() {
+		return nil, st
+	}
+	n, ok := f.live[ino]
+	if !ok {
+		f.mu.Unlock()
+		return nil, fuse.ENOENT
+	}
+	return n, fuse.OK
+}
+
+// lockDir is lockInode for a directory.
+func (f *fsys) lockDir(ino uint64) (*inode, fuse.Status) {
+	if st := f.lock(); !st.Ok() {
+		return nil, st
+	}
+	d, st := f.dir(ino)
+	if !st.Ok() {
+		f.mu.Unlock()
+	}
+	return d, st
+}
+
+// lockHandle is lockInode for an open handle.
+func (f *fsys) lockHandle(fh uint64) (*handle, fuse.Status) {
+	if st := f.lock(); !st.Ok() {
+		return nil, st
+	}
+	h, ok := f.handles[fh]
+	if !ok {
+		f.mu.Unlock()
+		return nil, fuse.EBADF
+	}
+	return h, fuse.OK
+}
+
 func (f *fsys) syncAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -137,14 +176,11 @@ func (f *fsys) dir(ino uint64) (*inode, fuse.Status) {
 }
 
 func (f *fsys) Lookup(_ <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
-		return st
-	}
-	defer f.mu.Unlock()
-	d, st := f.dir(h.NodeId)
+	d, st := f.lockDir(h.NodeId)
 	if !st.Ok() {
 		return st
 	}
+	defer f.mu.Unlock()
 	ino, ok := d.children[name]
 	if !ok {
 		return fuse.ENOENT
@@ -154,28 +190,22 @@ func (f *fsys) Lookup(_ <-chan struct{}, h *fuse.InHeader, name string, out *fus
 }
 
 func (f *fsys) GetAttr(_ <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
+	n, st := f.lockInode(in.NodeId)
+	if !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	n, ok := f.live[in.NodeId]
-	if !ok {
-		return fuse.ENOENT
-	}
 	out.AttrValid = uint64(ttl / time.Second)
 	f.fillAttr(in.NodeId, n, &out.Attr)
 	return fuse.OK
 }
 
 func (f *fsys) SetAttr(_ <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
+	n, st := f.lockInode(in.NodeId)
+	if !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	n, ok := f.live[in.NodeId]
-	if !ok {
-		return fuse.ENOENT
-	}
 	now := time.Now()
 	if in.Valid&fuse.FATTR_MODE != 0 {
 		n.mode = n.mode&syscall.S_IFMT | in.Mode&0o7777
@@ -253,31 +283,26 @@ func (f *fsys) create(parent uint64, name string, n *inode, h *fuse.InHeader, ou
 	return ino, fuse.OK
 }
 
-func (f *fsys) Mknod(_ <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+// lockedCreate is create under the lock.
+func (f *fsys) lockedCreate(parent uint64, name string, n *inode, h *fuse.InHeader, out *fuse.EntryOut) fuse.Status {
 	if st := f.lock(); !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	_, st := f.create(in.NodeId, name, &inode{mode: in.Mode, rdev: in.Rdev}, &in.InHeader, out)
+	_, st := f.create(parent, name, n, h, out)
 	return st
+}
+
+func (f *fsys) Mknod(_ <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+	return f.lockedCreate(in.NodeId, name, &inode{mode: in.Mode, rdev: in.Rdev}, &in.InHeader, out)
 }
 
 func (f *fsys) Mkdir(_ <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
-		return st
-	}
-	defer f.mu.Unlock()
-	_, st := f.create(in.NodeId, name, &inode{mode: syscall.S_IFDIR | in.Mode&0o7777}, &in.InHeader, out)
-	return st
+	return f.lockedCreate(in.NodeId, name, &inode{mode: syscall.S_IFDIR | in.Mode&0o7777}, &in.InHeader, out)
 }
 
 func (f *fsys) Symlink(_ <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
-		return st
-	}
-	defer f.mu.Unlock()
-	_, st := f.create(h.NodeId, name, &inode{mode: syscall.S_IFLNK | 0o777, target: target}, h, out)
-	return st
+	return f.lockedCreate(h.NodeId, name, &inode{mode: syscall.S_IFLNK | 0o777, target: target}, h, out)
 }
 
 func (f *fsys) Readlink(_ <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
@@ -322,14 +347,11 @@ func (f *fsys) maybeDrop(ino uint64) {
 }
 
 func (f *fsys) Open(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
+	n, st := f.lockInode(in.NodeId)
+	if !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	n, ok := f.live[in.NodeId]
-	if !ok {
-		return fuse.ENOENT
-	}
 	if n.isDir() {
 		return fuse.EISDIR
 	}
@@ -342,14 +364,11 @@ func (f *fsys) Open(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.
 }
 
 func (f *fsys) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	if st := f.lock(); !st.Ok() {
+	n, st := f.lockInode(in.NodeId)
+	if !st.Ok() {
 		return nil, st
 	}
 	defer f.mu.Unlock()
-	n, ok := f.live[in.NodeId]
-	if !ok {
-		return nil, fuse.ENOENT
-	}
 	if in.Offset >= uint64(len(n.data)) {
 		return fuse.ReadResultData(nil), fuse.OK
 	}
@@ -358,14 +377,11 @@ func (f *fsys) Read(_ <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadRe
 }
 
 func (f *fsys) Write(_ <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	if st := f.lock(); !st.Ok() {
+	n, st := f.lockInode(in.NodeId)
+	if !st.Ok() {
 		return 0, st
 	}
 	defer f.mu.Unlock()
-	n, ok := f.live[in.NodeId]
-	if !ok {
-		return 0, fuse.ENOENT
-	}
 	end := int(in.Offset) + len(data)
 	if end > len(n.data) {
 		n.data = resize(n.data, end)
@@ -404,14 +420,11 @@ func (f *fsys) release(fh uint64) {
 }
 
 func (f *fsys) Fsync(_ <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if st := f.lock(); !st.Ok() {
+	n, st := f.lockInode(in.NodeId)
+	if !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	n, ok := f.live[in.NodeId]
-	if !ok {
-		return fuse.ENOENT
-	}
 	if in.FsyncFlags&1 != 0 { // FUSE_FSYNC_FDATASYNC
 		f.stats.Fdatasync++
 		d := f.durable[in.NodeId]
@@ -428,14 +441,11 @@ func (f *fsys) Fsync(_ <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 }
 
 func (f *fsys) FsyncDir(_ <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if st := f.lock(); !st.Ok() {
+	n, st := f.lockInode(in.NodeId)
+	if !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	n, ok := f.live[in.NodeId]
-	if !ok {
-		return fuse.ENOENT
-	}
 	f.stats.FsyncDir++
 	f.durable[in.NodeId] = n.clone()
 	return fuse.OK
@@ -450,14 +460,11 @@ func (f *fsys) Rmdir(_ <-chan struct{}, h *fuse.InHeader, name string) fuse.Stat
 }
 
 func (f *fsys) remove(h *fuse.InHeader, name string, wantDir bool) fuse.Status {
-	if st := f.lock(); !st.Ok() {
-		return st
-	}
-	defer f.mu.Unlock()
-	d, st := f.dir(h.NodeId)
+	d, st := f.lockDir(h.NodeId)
 	if !st.Ok() {
 		return st
 	}
+	defer f.mu.Unlock()
 	ino, ok := d.children[name]
 	if !ok {
 		return fuse.ENOENT
@@ -543,14 +550,11 @@ func (f *fsys) Rename(_ <-chan struct{}, in *fuse.RenameIn, oldName, newName str
 }
 
 func (f *fsys) Link(_ <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
-		return st
-	}
-	defer f.mu.Unlock()
-	d, st := f.dir(in.NodeId)
+	d, st := f.lockDir(in.NodeId)
 	if !st.Ok() {
 		return st
 	}
+	defer f.mu.Unlock()
 	n, ok := f.live[in.Oldnodeid]
 	if !ok {
 		return fuse.ENOENT
@@ -571,14 +575,11 @@ func (f *fsys) Link(_ <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.E
 func (f *fsys) Access(<-chan struct{}, *fuse.AccessIn) fuse.Status { return fuse.OK }
 
 func (f *fsys) OpenDir(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if st := f.lock(); !st.Ok() {
-		return st
-	}
-	defer f.mu.Unlock()
-	d, st := f.dir(in.NodeId)
+	d, st := f.lockDir(in.NodeId)
 	if !st.Ok() {
 		return st
 	}
+	defer f.mu.Unlock()
 	names := make([]string, 0, len(d.children))
 	for name := range d.children {
 		names = append(names, name)
@@ -598,14 +599,11 @@ func (f *fsys) OpenDir(_ <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fu
 }
 
 func (f *fsys) ReadDir(_ <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if st := f.lock(); !st.Ok() {
+	h, st := f.lockHandle(in.Fh)
+	if !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	h, ok := f.handles[in.Fh]
-	if !ok {
-		return fuse.EBADF
-	}
 	for _, e := range h.names[min(int(in.Offset), len(h.names)):] {
 		if !out.AddDirEntry(e) {
 			break
@@ -615,14 +613,11 @@ func (f *fsys) ReadDir(_ <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryLis
 }
 
 func (f *fsys) ReadDirPlus(_ <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if st := f.lock(); !st.Ok() {
+	h, st := f.lockHandle(in.Fh)
+	if !st.Ok() {
 		return st
 	}
 	defer f.mu.Unlock()
-	h, ok := f.handles[in.Fh]
-	if !ok {
-		return fuse.EBADF
-	}
 	for _, e := range h.names[min(int(in.Offset), len(h.names)):] {
 		entry := out.AddDirLookupEntry(e)
 		if entry == nil {

@@ -1,0 +1,51 @@
+// Package durable replaces files so that a kill or a power cut leaves
+// the old bytes or the new, never a part: the new bytes are staged
+// beside the file, synced, then renamed over it. The staged name tells
+// which file it was for, so that what a killed writer left can be found
+// and removed.
+package durable
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WriteFile puts data at path, private to root (0600), replacing what
+// was there in one rename. The bytes are synced before the rename, so
+// once the directory is synced (the caller's choice: one sync may cover
+// many files) a power cut keeps the old file or the new one, not an
+// empty one.
+func WriteFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".") // 0600
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// StagedFor tells whether name (a base name) is one WriteFile stages,
+// and for which file: ".<target>.<digits>".
+func StagedFor(name string) (target string, ok bool) {
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i <= 0 || i == len(rest)-1 || strings.Trim(rest[i+1:], "0123456789") != "" {
+		return "", false
+	}
+	return rest[:i], true
+}
