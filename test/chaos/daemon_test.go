@@ -240,6 +240,9 @@ IFS=:
 for f in $OS_CONFIG_FILES; do cp "$f" "$d/"; done
 `
 
+// noConfigDrive is a blkid that finds no device (its exit status 2).
+const noConfigDrive = "#!/bin/sh\nexit 2\n"
+
 func startDaemon(bin, dir string, s *stand, m mode) (*daemon, error) {
 	script := filepath.Join(dir, "record.sh")
 	if err := os.WriteFile(script, []byte(fmt.Sprintf(recordScript, dir)), 0o755); err != nil {
@@ -251,9 +254,19 @@ func startDaemon(bin, dir string, s *stand, m mode) (*daemon, error) {
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
+	// The ec2 collector reads a config drive first, found by blkid on
+	// the whole host: collectors/difftest attaches one (a loop device
+	// labelled config-2) while this test may run. This host has none.
+	stub := filepath.Join(dir, "stub")
+	if err := os.MkdirAll(stub, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(stub, "blkid"), []byte(noConfigDrive), 0o755); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(filepath.Join(bin, "os-collect-config"), "--config-file", conf)
 	// No systemd, no journal; the status record in the test's directory.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "OS_COLLECT_CONFIG_STATUS_DIR=" + dir + "/status"}
+	cmd.Env = []string{"PATH=" + stub + ":" + os.Getenv("PATH"), "LANG=C.UTF-8", "OS_COLLECT_CONFIG_STATUS_DIR=" + dir + "/status"}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

@@ -109,6 +109,14 @@ func newNode(t *testing.T, agent string) *node {
 			t.Fatal(err)
 		}
 	}
+	// The ec2 collector reads a config drive first, found by blkid among
+	// the devices: /dev is the host's, where collectors/difftest attaches
+	// one (a loop device labelled config-2) while the trials may run.
+	// The node has none.
+	n.mkdir("opt/stub")
+	if err := os.WriteFile(n.path("opt/stub/blkid"), []byte("#!/bin/sh\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []string{"etc/passwd", "etc/group"} {
 		if b, err := os.ReadFile("/" + f); err == nil {
 			os.WriteFile(n.path(f), b, 0o644)
@@ -141,7 +149,7 @@ func (n *node) bind(host, at string, writable bool) {
 // place through the programs' variables (as test/install runs it).
 func (n *node) env(extra ...string) []string {
 	return append([]string{
-		"PATH=/opt/agent/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"PATH=/opt/stub:/opt/agent/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=/root", "LANG=C.UTF-8",
 		"OS_REFRESH_CONFIG_BASE_DIR=/opt/agent/usr/libexec/os-refresh-config",
 		"OS_CONFIG_APPLIER_TEMPLATES=/opt/agent/usr/libexec/os-apply-config/templates",
