@@ -38,16 +38,10 @@ func Lines(path, title, xLabel, yLabel string, series []Series) error {
 	p.Legend.Top = false
 	p.Add(plotter.NewGrid())
 	for i, s := range series {
-		xys := make(plotter.XYs, len(s.X))
-		for j := range s.X {
-			xys[j].X, xys[j].Y = s.X[j], s.Y[j]
-		}
-		l, err := plotter.NewLine(xys)
+		l, err := line(s, i, vg.Points(1))
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
+			return err
 		}
-		l.Color = palette[i%len(palette)]
-		l.Width = vg.Points(1)
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
 	}
@@ -80,16 +74,10 @@ func Panels(path, title, xLabel, yLabel string, series []Series) error {
 		}
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, xmax, 0, ymax*1.05
 		p.Add(plotter.NewGrid())
-		xys := make(plotter.XYs, len(s.X))
-		for j := range s.X {
-			xys[j].X, xys[j].Y = s.X[j], s.Y[j]
-		}
-		l, err := plotter.NewLine(xys)
+		l, err := line(s, i, vg.Points(0.7))
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
+			return err
 		}
-		l.Color = palette[i%len(palette)]
-		l.Width = vg.Points(0.7)
 		p.Add(l)
 		rows[i] = []*plot.Plot{p}
 	}
@@ -110,6 +98,21 @@ func Panels(path, title, xLabel, yLabel string, series []Series) error {
 		return err
 	}
 	return f.Close()
+}
+
+// line is series s drawn in the i-th colour of the palette.
+func line(s Series, i int, width vg.Length) (*plotter.Line, error) {
+	xys := make(plotter.XYs, len(s.X))
+	for j := range s.X {
+		xys[j].X, xys[j].Y = s.X[j], s.Y[j]
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	l.Color = palette[i%len(palette)]
+	l.Width = width
+	return l, nil
 }
 
 // Rate is requests per second per 1000 agents, bucket by bucket (each
