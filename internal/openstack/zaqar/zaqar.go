@@ -1,7 +1,8 @@
 // Package zaqar is a client of one Zaqar queue, reached through the
-// Keystone catalog: it pops every pending message (HTTP API v2, or a
-// websocket that can also wait for the next one), as the zaqar collector
-// needs, and posts a message (API v1.1), as a signal to Heat does.
+// Keystone catalog: it pops every pending message (HTTP API v2, after a
+// listing shows there is one; or a websocket that can also wait for the
+// next one), as the zaqar collector needs, and posts a message (API
+// v1.1), as a signal to Heat does.
 package zaqar
 
 import (
@@ -70,12 +71,44 @@ func (q *Queue) PopNewest(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	url := strings.TrimRight(endpoint, "/") + "/v2/queues/" + q.Name + fmt.Sprintf("/messages?pop=%d", popBatch)
+	base := strings.TrimRight(endpoint, "/") + "/v2/queues/" + q.Name + "/messages"
+	if empty, err := q.empty(ctx, base); err != nil || empty {
+		return nil, err
+	}
+	url := base + fmt.Sprintf("?pop=%d", popBatch)
 	newest, err := drain(func() ([]message, error) { return q.pop(ctx, url) })
 	if err != nil || newest == nil {
 		return nil, err
 	}
 	return newest.Body, nil
+}
+
+// empty asks whether the queue holds nothing to pop, before a pop: in
+// Zaqar a pop is a claim, which writes to the message store even when
+// the queue is empty (a claim object PUT to Swift, replicated and later
+// expired), while a listing only reads. An idle poll then costs Zaqar's
+// store one read instead of a read and a write. Only a clear "nothing"
+// skips the pop; any other answer leaves the decision to the pop.
+func (q *Queue) empty(ctx context.Context, base string) (bool, error) {
+	// echo: messages posted under this client's id count too, as a pop
+	// takes them.
+	url := base + "?limit=1&echo=true"
+	resp, err := q.send(ctx, q.Client.Do, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err
+	}
+	switch resp.Status {
+	case http.StatusNoContent:
+		return true, nil
+	case http.StatusOK:
+		var answer struct {
+			Messages *[]json.RawMessage `json:"messages"`
+		}
+		if json.Unmarshal(resp.Body, &answer) == nil && answer.Messages != nil && len(*answer.Messages) == 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // drain pops batches until the queue is empty, or maxBatches, and returns

@@ -62,6 +62,40 @@ func TestPopNewestDrainsTheQueue(t *testing.T) {
 }
 
 // A post with a refused token gets a new one and is sent once.
+// An idle poll reads the queue and does not pop it: a pop is a claim,
+// a write to Zaqar's store even when nothing is pending. Any answer to
+// the listing but a clear "empty" leaves the decision to the pop.
+func TestPopOnlyWhenTheListingIsNotEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		pending    int
+		listFails  int
+		wantPops   int
+		wantPopped bool
+	}{
+		{name: "idle", wantPops: 0},
+		{name: "pending", pending: 1, wantPops: 1, wantPopped: true},
+		{name: "listing forbidden", listFails: 403, wantPops: 1},
+		{name: "listing unknown", listFails: 404, wantPops: 1},
+		{name: "listing failed", listFails: 503, pending: 1, wantPops: 1, wantPopped: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, c := newQueue(t)
+			for i := range tc.pending {
+				c.Post(fmt.Sprintf(`{"n": %d}`, i))
+			}
+			c.FailLists(tc.listFails)
+			got, err := q.PopNewest(context.Background())
+			if err != nil || (got != nil) != tc.wantPopped {
+				t.Fatalf("popped %s, %v", got, err)
+			}
+			if c.Lists() != 1 || c.Pops() != tc.wantPops {
+				t.Fatalf("%d listings and %d pops, want 1 and %d", c.Lists(), c.Pops(), tc.wantPops)
+			}
+		})
+	}
+}
+
 func TestPostReplacesARefusedToken(t *testing.T) {
 	q, c := newQueue(t)
 	ctx := context.Background()

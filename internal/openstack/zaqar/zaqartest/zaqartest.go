@@ -31,6 +31,9 @@ type Cloud struct {
 	pending []posted // oldest first
 	posts   int
 	pops    int
+	lists   int
+	// listFails, when set, is the status every listing answers.
+	listFails int
 	posted  []Posted
 	// wsRefuse makes the websocket refuse authentication; wsPost is a
 	// message posted (and notified) once the connection subscribed.
@@ -99,6 +102,20 @@ func (c *Cloud) Pops() int {
 	return c.pops
 }
 
+// Lists is how many HTTP listings of the queue were answered.
+func (c *Cloud) Lists() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lists
+}
+
+// FailLists makes every listing answer status (0: answer normally).
+func (c *Cloud) FailLists(status int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listFails = status
+}
+
 // Pending is how many messages wait in the queue.
 func (c *Cloud) Pending() int {
 	c.mu.Lock()
@@ -157,6 +174,8 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodDelete && r.URL.Path == "/zaqar/v2/queues/"+c.Queue+"/messages" && r.URL.Query().Get("pop") == "20":
 		c.servePop(w)
+	case r.Method == http.MethodGet && r.URL.Path == "/zaqar/v2/queues/"+c.Queue+"/messages":
+		c.serveList(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/zaqar/v1.1/queues/"+c.Queue+"/messages":
 		c.servePost(w, r)
 	default:
@@ -178,6 +197,23 @@ func (c *Cloud) servePop(w http.ResponseWriter) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"messages": [%s]}`, c.popLocked(n))
+}
+
+// serveList answers a listing as Zaqar's API v2 does: 200 and the
+// messages, none when the queue is empty. An answer set for the next
+// pop counts as a message.
+func (c *Cloud) serveList(w http.ResponseWriter, r *http.Request) {
+	c.lists++
+	if c.listFails != 0 {
+		http.Error(w, "listing refused", c.listFails)
+		return
+	}
+	var msgs []string
+	if c.raw != "" || len(c.pending) > 0 {
+		msgs = append(msgs, `{"id": "m0", "age": 1, "ttl": 3600, "body": {}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"messages": [%s], "links": []}`, strings.Join(msgs, ", "))
 }
 
 // popLocked takes n pending messages and returns them as a JSON list's
