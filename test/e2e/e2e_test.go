@@ -19,13 +19,11 @@ import (
 )
 
 var (
-	lab        *Lab
 	skipReason string // set when the lab cannot or need not run
 
 	oursOnce sync.Once
 	oursPath string // our os-collect-config, built on first use
 	oursErr  error
-	buildDir string
 
 	countsMu sync.Mutex
 	idleLog  []string // requests of one idle pass per program and transport

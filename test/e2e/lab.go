@@ -30,6 +30,14 @@ import (
 	"time"
 )
 
+// The lab TestMain brought up, and the directory it builds the programs
+// in; here rather than in a test file so that the helpers beside them
+// build with the module (go build ./...).
+var (
+	lab      *Lab
+	buildDir string
+)
+
 // Transports of a server's software_config_transport.
 const (
 	PollServerCFN  = "POLL_SERVER_CFN"
