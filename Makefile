@@ -25,12 +25,14 @@ build:
 deps:
 	bash scripts/install-deps.sh
 
-# The whole suite: vet, the unit tests under the race detector (renders,
+# The whole suite: every package builds (test helpers included), vet,
+# the unit tests under the race detector (renders,
 # the watcher, the Keystone session and the child processes are
 # concurrent), then everything; the differential tests need the reference
 # installed (.ci/run installs it) and are skipped without it unless
 # REQUIRE_REFERENCE=1. Last, every fuzz target for a few seconds.
 test: build
+	$(GO) build ./...
 	$(GO) vet ./...
 	$(GO) test -count=1 -race -short ./...
 	$(GO) test -count=1 ./...
