@@ -34,7 +34,7 @@ type Cloud struct {
 	lists   int
 	// listFails, when set, is the status every listing answers.
 	listFails int
-	posted  []Posted
+	posted    []Posted
 	// wsRefuse makes the websocket refuse authentication; wsPost is a
 	// message posted (and notified) once the connection subscribed.
 	wsRefuse bool
