@@ -15,23 +15,13 @@ import (
 // writeNew creates path (0600: deployments carry credentials) with data,
 // failing with fs.ErrExist if it is there: a second heat-config run at
 // the same time (an operator's, by hand) must not run a deployment the
-// first one has claimed. The file and its directory are synced, so a
+// first one has claimed. The file appears whole (staged, synced, then
+// linked: test/torture found an empty state file after a kill between
+// an exclusive create and its write), and the directory is synced, so a
 // deployment whose hook started is still known as deployed after a crash
 // or a power cut.
 func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := durable.CreateFile(path, data); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
@@ -55,15 +45,16 @@ func replaceDurably(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
-// removeLeftovers removes the files that writeDebug and agentstate.Write
-// staged in the state directory (signal data, records, a rewritten state
-// file) for runs that were killed between the write and the rename: no
+// removeLeftovers removes the files that writeNew, writeDebug and
+// agentstate.Write staged in the state directory (state files, in-flight
+// markers, signal data, records) for runs that were killed between the
+// write and the link or rename: no
 // later run would otherwise touch them (their deployment is done).
 func removeLeftovers(dir string, log *slog.Logger) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		target, ok := durable.StagedFor(e.Name())
-		if !ok || !strings.HasSuffix(target, ".json") || !e.Type().IsRegular() {
+		if !ok || !(strings.HasSuffix(target, ".json") || strings.HasSuffix(target, ".inflight")) || !e.Type().IsRegular() {
 			continue
 		}
 		if os.Remove(filepath.Join(dir, e.Name())) == nil {

@@ -17,23 +17,50 @@ import (
 // many files) a power cut keeps the old file or the new one, not an
 // empty one.
 func WriteFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".") // 0600
+	tmp, err := stage(path, data)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
+	defer os.Remove(tmp) // a no-op after the rename
+	return os.Rename(tmp, path)
+}
+
+// CreateFile puts data at path (0600) only if nothing is there, failing
+// with an error that is fs.ErrExist otherwise, and never shows a part:
+// the bytes are staged and synced, then linked to path, which appears
+// whole or not at all. The caller syncs the directory to make the name
+// durable.
+func CreateFile(path string, data []byte) error {
+	tmp, err := stage(path, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	return os.Link(tmp, path)
+}
+
+// stage writes data to a new file beside path, named as StagedFor
+// reads, synced; it returns the file's name.
+func stage(path string, data []byte) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".") // 0600
+	if err != nil {
+		return "", err
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return err
+		os.Remove(tmp.Name())
+		return "", err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return err
+		os.Remove(tmp.Name())
+		return "", err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		os.Remove(tmp.Name())
+		return "", err
 	}
-	return os.Rename(tmp.Name(), path)
+	return tmp.Name(), nil
 }
 
 // StagedFor tells whether name (a base name) is one WriteFile stages,

@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,6 +22,24 @@ func TestWriteFileReplaces(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if fi, err := os.Stat(path); len(entries) != 1 || err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("%d files, mode %v (%v): want the file alone, 0600", len(entries), fi.Mode(), err)
+	}
+}
+
+// A file is created whole and private, once: a second create fails as
+// fs.ErrExist and keeps the first bytes; nothing staged is left.
+func TestCreateFileOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d1.json")
+	if err := CreateFile(path, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateFile(path, []byte("second")); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second create: %v, want fs.ErrExist", err)
+	}
+	got, err := os.ReadFile(path)
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	fi, _ := os.Stat(path)
+	if err != nil || string(got) != "first" || len(entries) != 1 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("read %q (%v), %d files, mode %v: want \"first\" alone, 0600", got, err, len(entries), fi.Mode())
 	}
 }
 

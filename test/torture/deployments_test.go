@@ -85,7 +85,7 @@ func inFlight(n *node) []string {
 
 // stateFiles: every file of the state directory is a state file, its
 // signal data or its signal record, and parses; or, right after a fault
-// (staged), a file staged for one of the last two.
+// (staged), a file staged for one of them or for an in-flight marker.
 func stateFiles(n *node, staged bool) []string {
 	var problems []string
 	entries, _ := os.ReadDir(n.path(deployedDir))
@@ -110,7 +110,7 @@ func stateFiles(n *node, staged bool) []string {
 	return problems
 }
 
-var stagedState = regexp.MustCompile(`^\.[^/]+\.(notify|signal)\.json\.[0-9]+$`)
+var stagedState = regexp.MustCompile(`^\.[^/]+\.(json|inflight)\.[0-9]+$`)
 
 func exists(path string) bool {
 	_, err := os.Lstat(path)
