@@ -177,6 +177,10 @@ func (n *node) run(env []string, args ...string) error {
 	return nil
 }
 
+// minReboot is the shortest time from a power cut to the programs'
+// next start: far shorter than any real boot.
+const minReboot = 200 * time.Millisecond
+
 // interrupt applies f to a running tree (which may have ended already:
 // a cut after the end still loses what was not made durable).
 func (n *node) interrupt(r *lazyfs.Running, f fault) {
@@ -187,10 +191,16 @@ func (n *node) interrupt(r *lazyfs.Running, f fault) {
 		return
 	}
 	img := n.fs.Freeze()
+	cutAt := time.Now()
 	r.Wait()
 	if err := n.fs.Restart(img); err != nil {
 		n.t.Fatal(err)
 	}
+	// A reboot takes seconds, and the PIDs start again: os-apply-config
+	// tells a dead writer whose PID came back by the live process's age,
+	// known to 100 ms (applyconfig/writer.deadWriter). Rebooting faster
+	// than any machine can made a leftover look live once in 400 cuts.
+	time.Sleep(time.Until(cutAt.Add(minReboot)))
 	// /run is a tmpfs: it comes back empty.
 	entries, _ := os.ReadDir(n.path("run"))
 	for _, e := range entries {
