@@ -92,10 +92,11 @@ func removeLeftovers(dir string) (removed []string) {
 // deadWriter tells whether the writer that staged a file last written at
 // mtime is gone: no process has its PID; or the PID is this process's,
 // which sweeps before it stages anything; or the process with that PID
-// started after the file was written (the PID came back after a reboot).
-// test/torture found the second case: after a power cut, a node's
-// os-apply-config got its killed predecessor's PID and kept its staged
-// files for ever.
+// runs another program; or it started after the file was written (the
+// PID came back after a reboot). test/torture found the second and
+// third cases: after a kill or a power cut in a PID namespace, a node's
+// os-apply-config, or the script that starts it, got the dead writer's
+// PID within milliseconds, too soon for the ages to tell.
 func deadWriter(pid int, mtime time.Time) bool {
 	if pid == os.Getpid() {
 		return true
@@ -103,11 +104,27 @@ func deadWriter(pid int, mtime time.Time) bool {
 	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
 		return true
 	}
+	if !mayStage(pid) {
+		return true
+	}
 	age, ok := processAge(pid)
 	// Ages, not dates: the start time in /proc counts from the boot, and
 	// the boot's date is known to a second only. The margin covers clock
 	// ticks.
 	return ok && age < time.Since(mtime)-100*time.Millisecond
+}
+
+// mayStage tells whether the running process pid could be a writer:
+// its command name (/proc/PID/comm) is os-apply-config's, the multi-call
+// binary's, or this process's own. An unreadable name could be anything.
+func mayStage(pid int) bool {
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return true
+	}
+	name := strings.TrimSuffix(string(comm), "\n")
+	own, _ := os.ReadFile("/proc/self/comm")
+	return name == "os-apply-config" || name == "tripleo-agent" || name == strings.TrimSuffix(string(own), "\n")
 }
 
 // processAge is how long ago a running process started, from /proc.

@@ -47,6 +47,33 @@ func deadPID(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+// runningWriter starts a process named as os-apply-config runs (a link
+// to sleep), alive for the test: what a writer still staging looks like.
+func runningWriter(t *testing.T) int {
+	t.Helper()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	link := filepath.Join(t.TempDir(), "os-apply-config")
+	if err := os.Symlink(sleep, link); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(link, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// Its name is the link's once it has exec'd.
+	for range 100 {
+		if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/comm"); string(comm) == "os-apply-config\n" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd.Process.Pid
+}
+
 // The next run removes what a killed run staged, in every directory it
 // writes into, and nothing else: not a running writer's files, not an
 // operator's files that look alike.
@@ -64,7 +91,7 @@ func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
 	}
 	gone := []string{put(dir, stageName(dead)), put(other, stageName(dead))}
 	kept := []string{
-		put(dir, stageName(os.Getppid())), // a writer still running
+		put(dir, stageName(runningWriter(t))), // a writer still running
 		put(dir, ".os-apply-config-notes"),
 		put(dir, "tmpabcdefgh"), // the reference's naming: may be anyone's
 		put(dir, ".os-apply-config-"+strconv.Itoa(dead)+"-abcdefgh.tmp.bak"),
@@ -91,9 +118,10 @@ func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
 }
 
 // After a power cut PIDs start again from 1: a staged file's PID may be
-// this run's own, or a process that started after the file was written.
-// Both are leftovers; a live writer's file (written after it started) is
-// not (test/torture's power cuts found the first case).
+// this run's own, a process that runs another program, or one that
+// started after the file was written. All are leftovers; a live
+// writer's file (written after it started) is not (test/torture's kills
+// and power cuts found the first two cases).
 func TestLeftoversOfWritersBeforeAReboot(t *testing.T) {
 	dir := t.TempDir()
 	put := func(pid int, mtime time.Time) string {
@@ -114,8 +142,10 @@ func TestLeftoversOfWritersBeforeAReboot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer young.Process.Kill()
-	gone := []string{put(os.Getpid(), time.Now()), put(os.Getppid(), longAgo), put(young.Process.Pid, time.Now().Add(-time.Second))}
-	kept := put(os.Getppid(), time.Now())
+	writer := runningWriter(t)
+	gone := []string{put(os.Getpid(), time.Now()), put(os.Getppid(), longAgo), put(young.Process.Pid, time.Now().Add(-time.Second)),
+		put(young.Process.Pid, time.Now())} // sleep is no writer, however young
+	kept := put(writer, time.Now())
 	if _, err := Apply([]File{file(filepath.Join(dir, "a.conf"), "a\n")}, logging.Discard); err != nil {
 		t.Fatal(err)
 	}
