@@ -92,11 +92,11 @@ func removeLeftovers(dir string) (removed []string) {
 // deadWriter tells whether the writer that staged a file last written at
 // mtime is gone: no process has its PID; or the PID is this process's,
 // which sweeps before it stages anything; or the process with that PID
-// runs another program; or it started after the file was written (the
-// PID came back after a reboot). test/torture found the second and
-// third cases: after a kill or a power cut in a PID namespace, a node's
-// os-apply-config, or the script that starts it, got the dead writer's
-// PID within milliseconds, too soon for the ages to tell.
+// is a thread, or runs another program; or it started after the file
+// was written (the PID came back after a reboot). test/torture found the
+// second and third cases: after a kill or a power cut in a PID
+// namespace, the next os-apply-config, or one of its own threads, got
+// the dead writer's PID within milliseconds, too soon for ages to tell.
 func deadWriter(pid int, mtime time.Time) bool {
 	if pid == os.Getpid() {
 		return true
@@ -114,15 +114,27 @@ func deadWriter(pid int, mtime time.Time) bool {
 	return ok && age < time.Since(mtime)-100*time.Millisecond
 }
 
-// mayStage tells whether the running process pid could be a writer:
-// its command name (/proc/PID/comm) is os-apply-config's, the multi-call
-// binary's, or this process's own. An unreadable name could be anything.
+// mayStage tells whether the running task pid could be a writer: it is
+// a process, not a thread of one (kill and /proc answer for thread ids
+// too, and a writer's name holds its process id), and its command name
+// is os-apply-config's, the multi-call binary's, or this process's own.
+// What cannot be read could be anything.
 func mayStage(pid int) bool {
-	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return true
 	}
-	name := strings.TrimSuffix(string(comm), "\n")
+	var name, tgid string
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Name:"); ok {
+			name = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			tgid = strings.TrimSpace(v)
+		}
+	}
+	if tgid != "" && tgid != strconv.Itoa(pid) {
+		return false
+	}
 	own, _ := os.ReadFile("/proc/self/comm")
 	return name == "os-apply-config" || name == "tripleo-agent" || name == strings.TrimSuffix(string(own), "\n")
 }

@@ -74,6 +74,22 @@ func runningWriter(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+// otherThread is the id of one of this process's threads other than the
+// main one (0 if there is none).
+func otherThread(t *testing.T) int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range tasks {
+		if tid, _ := strconv.Atoi(e.Name()); tid != 0 && tid != os.Getpid() {
+			return tid
+		}
+	}
+	return 0
+}
+
 // The next run removes what a killed run staged, in every directory it
 // writes into, and nothing else: not a running writer's files, not an
 // operator's files that look alike.
@@ -118,10 +134,10 @@ func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
 }
 
 // After a power cut PIDs start again from 1: a staged file's PID may be
-// this run's own, a process that runs another program, or one that
-// started after the file was written. All are leftovers; a live
-// writer's file (written after it started) is not (test/torture's kills
-// and power cuts found the first two cases).
+// this run's own, a thread's, a process that runs another program, or
+// one that started after the file was written. All are leftovers; a
+// live writer's file (written after it started) is not (test/torture's
+// kills and power cuts found the first three cases).
 func TestLeftoversOfWritersBeforeAReboot(t *testing.T) {
 	dir := t.TempDir()
 	put := func(pid int, mtime time.Time) string {
@@ -145,6 +161,9 @@ func TestLeftoversOfWritersBeforeAReboot(t *testing.T) {
 	writer := runningWriter(t)
 	gone := []string{put(os.Getpid(), time.Now()), put(os.Getppid(), longAgo), put(young.Process.Pid, time.Now().Add(-time.Second)),
 		put(young.Process.Pid, time.Now())} // sleep is no writer, however young
+	if tid := otherThread(t); tid != 0 {
+		gone = append(gone, put(tid, time.Now())) // a thread id names no writer
+	}
 	kept := put(writer, time.Now())
 	if _, err := Apply([]File{file(filepath.Join(dir, "a.conf"), "a\n")}, logging.Discard); err != nil {
 		t.Fatal(err)
