@@ -45,11 +45,17 @@ func (r *runner) collect(ctx context.Context) collected {
 			log.Debug(fmt.Sprintf("Source [%s] Not configured.", name))
 			continue
 		case err != nil:
-			// The cause first, then the verdict, as the reference logs them.
-			if cause := collectors.Cause(err); cause != nil {
-				log.Warn(cause.Error())
+			// The cause first, then the verdict, as the reference logs them;
+			// a request cut short by the daemon's own stop is no failure of
+			// the source (the reference, killed, said nothing either).
+			level := slog.LevelWarn
+			if ctx.Err() != nil {
+				level = slog.LevelDebug
 			}
-			log.Warn(fmt.Sprintf("Source [%s] Unavailable.", name), "reason", err.Error())
+			if cause := collectors.Cause(err); cause != nil {
+				log.Log(ctx, level, cause.Error())
+			}
+			log.Log(ctx, level, fmt.Sprintf("Source [%s] Unavailable.", name), "reason", err.Error())
 			r.unavailable++
 			// Keep what it gave last time, in its place (the reference
 			// dropped it, and os-apply-config then lost its data).

@@ -146,6 +146,21 @@ func TestUnavailableCauseLoggedOnce(t *testing.T) {
 	}
 }
 
+// A request cut short because the daemon is stopping says nothing at
+// WARNING: the source did not fail.
+func TestStopIsNoUnavailableSource(t *testing.T) {
+	a := &fake{err: collectors.Unavailable(errors.New("GET http://md/: context canceled"))}
+	r, _ := fakeRunner(t, map[string]*fake{"request": a}, "request")
+	var stderr strings.Builder
+	r.log = logging.New(&stderr, logging.Options{Level: slog.LevelWarn, QuietAttrs: true, Prefix: func(time.Time, slog.Level) string { return "" }})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.pass(ctx)
+	if stderr.Len() != 0 {
+		t.Fatalf("a stop logged %q", stderr.String())
+	}
+}
+
 // brokenConfig is a collector whose configuration cannot work until the
 // test mends it.
 type brokenConfig struct {
