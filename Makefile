@@ -131,7 +131,9 @@ demo: build
 
 # Links are relative (libexec/x/y/ is three levels under PREFIX), so the
 # tree works in place under DESTDIR with the programs' environment
-# variables pointing into it (test/install does that).
+# variables pointing into it (test/install does that). The programs keep
+# the reference's /usr/libexec defaults: with another PREFIX, install
+# prints the variables that point them at $(PREFIX)/libexec.
 LIBEXEC := $(DESTDIR)$(PREFIX)/libexec
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -146,6 +148,14 @@ install: build
 	done
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
+	@if [ "$(PREFIX)" != /usr ]; then \
+	  echo "make install: PREFIX=$(PREFIX): the scripts, templates and hooks are under $(PREFIX)/libexec, but the programs"; \
+	  echo "  look under /usr/libexec unless told (os-refresh-config would run nothing); point them with"; \
+	  echo "  OS_REFRESH_CONFIG_BASE_DIR=$(PREFIX)/libexec/os-refresh-config"; \
+	  echo "  OS_CONFIG_APPLIER_TEMPLATES=$(PREFIX)/libexec/os-apply-config/templates"; \
+	  echo "  HEAT_CONFIG_HOOKS=$(PREFIX)/libexec/heat-config/hooks"; \
+	  echo "  e.g. as Environment= lines of os-collect-config.service (systemctl edit os-collect-config)"; \
+	fi
 
 # The Debian package: $(DEB_OUT)/tripleo-agent_<version>_amd64.deb, built
 # from make install PREFIX=/usr with plain dpkg-deb, with dh_installsystemd's
