@@ -12,6 +12,9 @@
 # scratch directory, which is removed at the end unless KEEP=1. It needs
 # no root.
 set -eu
+# os-collect-config refuses world-writable metadata files: a umask of 0
+# must not turn the demo's copies into those.
+umask 022
 bin=$(cd "${1:-bin}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 for p in tripleo-agent os-collect-config os-refresh-config os-apply-config heat-config-notify tripleo-agent-status; do

@@ -196,6 +196,16 @@ func TestDemo(t *testing.T) {
 		t.Errorf("the demo left %q in TMPDIR", left)
 	}
 
+	// An operator's umask of 0 would make the metadata copies world
+	// writable, which os-collect-config refuses.
+	t.Run("umask 000", func(t *testing.T) {
+		r := runDemo(t, dir, -1, []string{"sh", "-c", `umask 000; exec "$0" "$@"`})
+		if r.err != nil {
+			t.Fatalf("umask 000; sh examples/demo.sh: %v\n%s", r.err, r.out)
+		}
+		checkShows(t, r.out)
+	})
+
 	t.Run("KEEP=1", func(t *testing.T) {
 		r := runDemo(t, dir, -1, nil, "KEEP=1")
 		if r.err != nil {
