@@ -65,6 +65,9 @@ func snapshot(t *testing.T) string {
 // programs (bin/) and, per run, the fake HOME and TMPDIR.
 func world(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the demo (about 15 s)")
+	}
 	dir, err := os.MkdirTemp("", "demo-test")
 	if err != nil {
 		t.Fatal(err)
