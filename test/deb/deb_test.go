@@ -30,8 +30,9 @@ var (
 	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config"}
 	orcScripts = []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config",
 		"post-configure.d/99-refresh-completed"}
-	templates = []string{"etc/os-collect-config.conf", "etc/os-collect-config.conf.oac",
-		"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac"}
+	// Only templates of the agent's own files: none of an operator's
+	// (the os-collect-config element's template is for images).
+	templates = []string{"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac"}
 	// The Python packages whose files the package takes over.
 	replaced = []string{"python3-os-collect-config", "python3-os-refresh-config",
 		"python3-os-apply-config", "python3-dib-utils"}
