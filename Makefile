@@ -161,9 +161,13 @@ install: build
 # maintainer scripts (packaging/; test/deb installs it in a chroot).
 # VERSION=1.2-1 sets the version; by default it comes from git (a vX.Y.Z
 # tag, else 0.0~gitDATE.HASH-1; see packaging/build-deb.sh).
-DEB_OUT ?= dist
+# MAINTAINER="Jane Doe <jane@example.org>" sets the Maintainer field (and
+# the changelog's signature): whoever builds the package for a
+# distribution or a site sets theirs; the default names the project.
+DEB_OUT    ?= dist
+MAINTAINER ?= TripleO Go agent team <tripleo-go@users.noreply.github.com>
 deb:
-	MAKE="$(MAKE)" GO="$(GO)" DEB_OUT="$(DEB_OUT)" VERSION="$(VERSION)" bash packaging/build-deb.sh
+	MAKE="$(MAKE)" GO="$(GO)" DEB_OUT="$(DEB_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" bash packaging/build-deb.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -5,7 +5,8 @@
 #
 #   VERSION        the Debian version (default: from git, see below)
 #   DEB_OUT        output directory (default: dist, under the checkout)
-#   DEB_MAINTAINER the Maintainer field
+#   DEB_MAINTAINER the Maintainer field, "Name <address>" (required: make deb
+#                  passes its MAINTAINER variable, where the default is)
 #   MAKE           the make that runs the install target
 #
 # Default version: a release tag vX.Y.Z gives X.Y.Z-1 (X.Y.Z+N.gHASH-1
@@ -21,7 +22,7 @@ cd "$top"
 
 MAKE=${MAKE:-make}
 OUT=${DEB_OUT:-dist}
-MAINTAINER=${DEB_MAINTAINER:-TripleO Go agent team <tripleo-go@users.noreply.github.com>}
+MAINTAINER=${DEB_MAINTAINER:-}
 ARCH=${DEB_ARCH:-$(dpkg --print-architecture)}
 
 die() { echo "build-deb: $*" >&2; exit 1; }
@@ -46,6 +47,11 @@ default_version() {
 	fi
 	printf '%s%s-1' "$up" "$dirty"
 }
+# Debian's Maintainer: one "Name <address>" (no comma, which would make
+# it a list); |, & and \ are refused too, as the control file is
+# written with sed.
+printf '%s' "$MAINTAINER" | grep -Eq '^[^<>,|&\\]+ <[^<>@ ]+@[^<> ]+>$' ||
+	die "MAINTAINER is not \"Name <address>\": '$MAINTAINER' (make deb MAINTAINER=\"Jane Doe <jane@example.org>\")"
 VERSION=${VERSION:-$(default_version)}
 # Debian's rule: [epoch:]upstream[-revision], upstream starting with a digit.
 printf '%s' "$VERSION" | grep -Eq '^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$' || die "not a Debian version: $VERSION"

@@ -185,6 +185,7 @@ func TestChrootInstall(t *testing.T) {
 	// pass after pass, on its changed data.
 	converge(t, root, 1)
 	converge(t, root, 2)
+	dependents(t, root)
 
 	// From here the scripts see a running systemd; policy-rc.d (as in
 	// an image build) records and refuses every action.
@@ -274,4 +275,36 @@ func converge(t *testing.T, root string, round int) {
 			t.Errorf("round %d: /%s is %q (%v), want %q: the pass did not converge\n%s", round, f, b, err, greeting+"\n", out)
 		}
 	}
+}
+
+// dependents: with its versioned Provides, the package satisfies what
+// depends on the Python packages, by name or by a version up to the one
+// it matches (dpkg installs it, apt finds nothing broken), and not a
+// later release.
+func dependents(t *testing.T, root string) {
+	t.Helper()
+	dir := filepath.Join(work, "dependents")
+	build := func(name, depends string) string {
+		d := filepath.Join(dir, name)
+		write(t, filepath.Join(d, "DEBIAN/control"), fmt.Sprintf("Package: %s\nVersion: 1.0\nArchitecture: all\n"+
+			"Maintainer: test <test@example.org>\nDepends: %s\nDescription: depends on the Python agent\n", name, depends), 0o644)
+		deb := filepath.Join(dir, name+".deb")
+		run(t, time.Minute, "dpkg-deb", "--root-owner-group", "-Znone", "--build", d, deb)
+		return copyInto(t, deb, root, "/tmp/dependents/"+name+".deb")
+	}
+	ok := build("uses-the-agent", "python3-os-collect-config, python3-os-collect-config (>= 12.0.0), "+
+		"python3-os-apply-config (>= 5.0.0), python3-os-refresh-config (>= 12.0.0~), python3-dib-utils (>= 0.0.8)")
+	later := build("needs-a-later-agent", "python3-os-collect-config (>= 13.0.0)")
+	mustChroot(t, root, "dpkg", "-i", ok)
+	if s := status(t, root, "uses-the-agent"); s != "ii 1.0" {
+		t.Errorf("a dependent on the Python packages: %q after dpkg -i", s)
+	}
+	if out, err := chroot(t, root, "apt-get", "check"); err != nil {
+		t.Errorf("apt-get check with the dependent installed: %v\n%s", err, out)
+	}
+	out, err := chroot(t, root, "dpkg", "-i", later)
+	if err == nil || !strings.Contains(out, "python3-os-collect-config (>= 13.0.0)") {
+		t.Errorf("a dependent on a later release was configured (%v):\n%s", err, out)
+	}
+	mustChroot(t, root, "dpkg", "--purge", "uses-the-agent", "needs-a-later-agent")
 }
