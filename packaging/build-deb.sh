@@ -88,6 +88,16 @@ fi
 doc=$stage/usr/share/doc/tripleo-agent
 install -d "$doc"
 install -m 0644 "$here/copyright" "$doc/copyright"
+# The documentation as dh_installdocs and dh_installexamples lay it out,
+# compressed as dh_compress does (files over 4 KiB, gzip -9n): the
+# README, this directory's as README.Debian, docs/*.md and the example
+# configuration.
+install -m 0644 "$top/README.md" "$doc/README.md"
+install -m 0644 "$here/README.md" "$doc/README.Debian"
+install -d "$doc/docs" "$doc/examples"
+install -m 0644 "$top"/docs/*.md "$doc/docs/"
+install -m 0644 "$top/examples/os-collect-config.conf" "$doc/examples/os-collect-config.conf"
+find "$doc" -type f -size +4k ! -name copyright -exec gzip -9n {} +
 {
 	printf 'tripleo-agent (%s) unstable; urgency=medium\n\n' "$VERSION"
 	printf '  * Built from %s.\n' "$(git describe --tags --always 2>/dev/null || echo 'an unknown commit')"

@@ -322,6 +322,51 @@ func TestContents(t *testing.T) {
 	if bytes.Contains(unit, []byte("/usr/local")) {
 		t.Errorf("/%s names /usr/local:\n%s", unitPath, unit)
 	}
+	if !regexp.MustCompile(`(?m)^Documentation=man:os-collect-config\(1\)`).Match(unit) {
+		t.Errorf("/%s has no Documentation= naming os-collect-config(1):\n%s", unitPath, unit)
+	}
+
+	// The documentation, as dh_installdocs and dh_installexamples lay it
+	// out and dh_compress compresses it (files over 4 KiB), and nothing
+	// else in the package's doc directory.
+	const doc = "usr/share/doc/tripleo-agent/"
+	docs := map[string]string{"README.md": "../../README.md", "README.Debian": "../../packaging/README.md",
+		"examples/os-collect-config.conf": "../../examples/os-collect-config.conf"}
+	mds, _ := filepath.Glob("../../docs/*.md")
+	if len(mds) == 0 {
+		t.Fatal("no docs/*.md")
+	}
+	for _, md := range mds {
+		docs["docs/"+filepath.Base(md)] = md
+	}
+	expected := map[string]bool{doc + "copyright": true, doc + "changelog.Debian.gz": true,
+		doc + "docs": true, doc + "examples": true}
+	for name, src := range docs {
+		source, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := doc + name
+		if len(source) > 4096 {
+			path += ".gz"
+		}
+		expected[path] = true
+		want(path, "-rw-r--r--", "")
+		var shipped []byte
+		if strings.HasSuffix(path, ".gz") {
+			shipped = []byte(run(t, time.Minute, "zcat", filepath.Join(root, path)))
+		} else {
+			shipped, _ = os.ReadFile(filepath.Join(root, path))
+		}
+		if !bytes.Equal(shipped, source) {
+			t.Errorf("/%s is not %s", path, src)
+		}
+	}
+	for path := range c {
+		if strings.HasPrefix(path, doc) && !expected[path] {
+			t.Errorf("/%s: unexpected in the documentation", path)
+		}
+	}
 }
 
 func TestMaintainerScripts(t *testing.T) {
