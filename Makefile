@@ -4,8 +4,15 @@ PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os
 # heat-config's hooks, one link per deployment group (hooks/all).
 HOOKS    := script puppet ansible hiera json-file apply-config
 # Elements (diskimage-builder's format) whose os-refresh-config scripts
-# (links to the binary) and os-apply-config templates make install lays out.
+# (links to the binary) make install lays out.
 ELEMENTS := $(sort $(patsubst %/,%,$(wildcard elements/*/)))
+# The elements whose os-apply-config templates make install lays out: only
+# templates of files the agent owns (heat-config's deployments list). The
+# os-collect-config element's template of /etc/os-collect-config.conf, an
+# operator's file, renders `command = os-refresh-config` alone when the
+# metadata has no os-collect-config key; it takes effect only in images
+# built with that element, as with the Python agent (elements/README.md).
+TEMPLATE_ELEMENTS := elements/heat-config
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 GO       ?= go
@@ -144,7 +151,9 @@ install: build
 	@for h in $(HOOKS); do ln -sfn ../../../bin/tripleo-agent $(LIBEXEC)/heat-config/hooks/$$h; done
 	@for e in $(ELEMENTS); do \
 	  if [ -d $$e/os-refresh-config ]; then cp -R --no-dereference --preserve=mode,links --no-preserve=ownership $$e/os-refresh-config/. $(LIBEXEC)/os-refresh-config/; fi; \
-	  if [ -d $$e/os-apply-config ]; then cp -R --preserve=mode --no-preserve=ownership $$e/os-apply-config/. $(LIBEXEC)/os-apply-config/templates/; fi; \
+	done
+	@for e in $(TEMPLATE_ELEMENTS); do \
+	  cp -R --preserve=mode --no-preserve=ownership $$e/os-apply-config/. $(LIBEXEC)/os-apply-config/templates/; \
 	done
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
@@ -162,9 +171,13 @@ install: build
 # maintainer scripts (packaging/; test/deb installs it in a chroot).
 # VERSION=1.2-1 sets the version; by default it comes from git (a vX.Y.Z
 # tag, else 0.0~gitDATE.HASH-1; see packaging/build-deb.sh).
-DEB_OUT ?= dist
+# MAINTAINER="Jane Doe <jane@example.org>" sets the Maintainer field (and
+# the changelog's signature): whoever builds the package for a
+# distribution or a site sets theirs; the default names the project.
+DEB_OUT    ?= dist
+MAINTAINER ?= TripleO Go agent team <tripleo-go@users.noreply.github.com>
 deb:
-	MAKE="$(MAKE)" GO="$(GO)" DEB_OUT="$(DEB_OUT)" VERSION="$(VERSION)" bash packaging/build-deb.sh
+	MAKE="$(MAKE)" GO="$(GO)" DEB_OUT="$(DEB_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" bash packaging/build-deb.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -5,7 +5,8 @@
 #
 #   VERSION        the Debian version (default: from git, see below)
 #   DEB_OUT        output directory (default: dist, under the checkout)
-#   DEB_MAINTAINER the Maintainer field
+#   DEB_MAINTAINER the Maintainer field, "Name <address>" (required: make deb
+#                  passes its MAINTAINER variable, where the default is)
 #   MAKE           the make that runs the install target
 #
 # Default version: a release tag vX.Y.Z gives X.Y.Z-1 (X.Y.Z+N.gHASH-1
@@ -21,7 +22,7 @@ cd "$top"
 
 MAKE=${MAKE:-make}
 OUT=${DEB_OUT:-dist}
-MAINTAINER=${DEB_MAINTAINER:-TripleO Go agent team <tripleo-go@users.noreply.github.com>}
+MAINTAINER=${DEB_MAINTAINER:-}
 ARCH=${DEB_ARCH:-$(dpkg --print-architecture)}
 
 die() { echo "build-deb: $*" >&2; exit 1; }
@@ -46,6 +47,11 @@ default_version() {
 	fi
 	printf '%s%s-1' "$up" "$dirty"
 }
+# Debian's Maintainer: one "Name <address>" (no comma, which would make
+# it a list); |, & and \ are refused too, as the control file is
+# written with sed.
+printf '%s' "$MAINTAINER" | grep -Eq '^[^<>,|&\\]+ <[^<>@ ]+@[^<> ]+>$' ||
+	die "MAINTAINER is not \"Name <address>\": '$MAINTAINER' (make deb MAINTAINER=\"Jane Doe <jane@example.org>\")"
 VERSION=${VERSION:-$(default_version)}
 # Debian's rule: [epoch:]upstream[-revision], upstream starting with a digit.
 printf '%s' "$VERSION" | grep -Eq '^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$' || die "not a Debian version: $VERSION"
@@ -82,6 +88,16 @@ fi
 doc=$stage/usr/share/doc/tripleo-agent
 install -d "$doc"
 install -m 0644 "$here/copyright" "$doc/copyright"
+# The documentation as dh_installdocs and dh_installexamples lay it out,
+# compressed as dh_compress does (files over 4 KiB, gzip -9n): the
+# README, this directory's as README.Debian, docs/*.md and the example
+# configuration.
+install -m 0644 "$top/README.md" "$doc/README.md"
+install -m 0644 "$here/README.md" "$doc/README.Debian"
+install -d "$doc/docs" "$doc/examples"
+install -m 0644 "$top"/docs/*.md "$doc/docs/"
+install -m 0644 "$top/examples/os-collect-config.conf" "$doc/examples/os-collect-config.conf"
+find "$doc" -type f -size +4k ! -name copyright -exec gzip -9n {} +
 {
 	printf 'tripleo-agent (%s) unstable; urgency=medium\n\n' "$VERSION"
 	printf '  * Built from %s.\n' "$(git describe --tags --always 2>/dev/null || echo 'an unknown commit')"

@@ -2,6 +2,7 @@ package deb
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -149,6 +150,7 @@ func TestChrootInstall(t *testing.T) {
 	const cache = "var/lib/os-collect-config/heat_local.json"
 	write(t, filepath.Join(root, deployed), `{"id": "x"}`, 0o600)
 	write(t, filepath.Join(root, cache), `{}`, 0o600)
+	configureByHand(t, root)
 
 	// The install swaps the Python packages out with no question.
 	out := mustChroot(t, root, "dpkg", "-i", copyInto(t, deb, root, "/tmp/a.deb"))
@@ -179,6 +181,11 @@ func TestChrootInstall(t *testing.T) {
 	if l := mustChroot(t, root, "dib-run-parts", "--list", "/usr/libexec/os-refresh-config/configure.d"); !strings.Contains(l, "55-heat-config") {
 		t.Errorf("dib-run-parts --list configure.d:\n%s", l)
 	}
+	// The hand-configured node keeps its configuration and converges,
+	// pass after pass, on its changed data.
+	converge(t, root, 1)
+	converge(t, root, 2)
+	dependents(t, root)
 
 	// From here the scripts see a running systemd; policy-rc.d (as in
 	// an image build) records and refuses every action.
@@ -196,6 +203,7 @@ func TestChrootInstall(t *testing.T) {
 	if _, err := os.Readlink(wants); err != nil {
 		t.Errorf("not enabled after the upgrade: %v", err)
 	}
+	converge(t, root, 3)
 	os.Remove(policyLog)
 
 	out = mustChroot(t, root, "dpkg", "--purge", "tripleo-agent")
@@ -214,4 +222,89 @@ func TestChrootInstall(t *testing.T) {
 			t.Errorf("/%s is gone after the purge: %v", kept, err)
 		}
 	}
+}
+
+// handConf is /etc/os-collect-config.conf as an operator wrote it on a
+// node with no Heat metadata: local data only, the package's chain as
+// the command.
+const handConf = `# Written by hand: this node is configured from /srv/node-data.
+[DEFAULT]
+command = os-refresh-config
+collectors = local
+polling_interval = 30
+
+[local]
+path = /srv/node-data
+`
+
+// configureByHand makes root a node configured by hand (issue 22): its
+// own os-collect-config.conf, local data with no os-collect-config key,
+// and an os-apply-config template of the operator's.
+func configureByHand(t *testing.T, root string) {
+	t.Helper()
+	write(t, filepath.Join(root, "etc/os-collect-config.conf"), handConf, 0o600)
+	write(t, filepath.Join(root, "usr/libexec/os-apply-config/templates/etc/node-greeting"), "{{greeting}}\n", 0o644)
+}
+
+// converge is one round on the hand-configured node: new local data (a
+// greeting for the operator's template and a script deployment of its
+// own), one os-collect-config --one-time pass, and then the
+// configuration is byte-identical and both took the new data.
+func converge(t *testing.T, root string, round int) {
+	t.Helper()
+	greeting := fmt.Sprintf("round %d", round)
+	data, _ := json.Marshal(map[string]any{"greeting": greeting, "deployments": []any{map[string]any{
+		"id": fmt.Sprintf("converge-%d", round), "name": "converge", "group": "script",
+		"inputs": []any{}, "outputs": []any{}, "options": map[string]any{},
+		"config": "#!/bin/sh\necho " + greeting + " > /srv/converged\n"}}})
+	write(t, filepath.Join(root, "srv/node-data/node.json"), string(data), 0o600)
+	out, err := chroot(t, root, "os-collect-config", "--one-time")
+	if err != nil {
+		t.Fatalf("round %d: os-collect-config --one-time: %v\n%s", round, err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "etc/os-collect-config.conf")); err != nil || string(b) != handConf {
+		t.Errorf("round %d: /etc/os-collect-config.conf is no longer the operator's (%v):\n%s", round, err, b)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "etc/os-collect-config.conf")); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("round %d: /etc/os-collect-config.conf: mode %v, want 0600", round, fi.Mode().Perm())
+	}
+	for _, f := range []string{"etc/node-greeting", "srv/converged"} {
+		if b, err := os.ReadFile(filepath.Join(root, f)); err != nil || string(b) != greeting+"\n" {
+			t.Errorf("round %d: /%s is %q (%v), want %q: the pass did not converge\n%s", round, f, b, err, greeting+"\n", out)
+		}
+	}
+}
+
+// dependents: with its versioned Provides, the package satisfies what
+// depends on the Python packages, by name or by a version up to the one
+// it matches (dpkg installs it, apt finds nothing broken), and not a
+// later release.
+func dependents(t *testing.T, root string) {
+	t.Helper()
+	dir := filepath.Join(work, "dependents")
+	build := func(name, depends string) string {
+		d := filepath.Join(dir, name)
+		write(t, filepath.Join(d, "DEBIAN/control"), fmt.Sprintf("Package: %s\nVersion: 1.0\nArchitecture: all\n"+
+			"Maintainer: test <test@example.org>\nDepends: %s\nDescription: depends on the Python agent\n", name, depends), 0o644)
+		deb := filepath.Join(dir, name+".deb")
+		run(t, time.Minute, "dpkg-deb", "--root-owner-group", "-Znone", "--build", d, deb)
+		return copyInto(t, deb, root, "/tmp/dependents/"+name+".deb")
+	}
+	ok := build("uses-the-agent", "python3-os-collect-config, python3-os-collect-config (>= 12.0.0), "+
+		"python3-os-apply-config (>= 5.0.0), python3-os-refresh-config (>= 12.0.0~), python3-dib-utils (>= 0.0.8)")
+	later := build("needs-a-later-agent", "python3-os-collect-config (>= 13.0.0)")
+	mustChroot(t, root, "dpkg", "-i", ok)
+	if s := status(t, root, "uses-the-agent"); s != "ii 1.0" {
+		t.Errorf("a dependent on the Python packages: %q after dpkg -i", s)
+	}
+	if out, err := chroot(t, root, "apt-get", "check"); err != nil {
+		t.Errorf("apt-get check with the dependent installed: %v\n%s", err, out)
+	}
+	out, err := chroot(t, root, "dpkg", "-i", later)
+	if err == nil || !strings.Contains(out, "python3-os-collect-config (>= 13.0.0)") {
+		t.Errorf("a dependent on a later release was configured (%v):\n%s", err, out)
+	}
+	mustChroot(t, root, "dpkg", "--purge", "uses-the-agent", "needs-a-later-agent")
 }

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/version"
 )
 
 // What make install lays out (the Makefile's PROGRAMS, HOOKS, ORC_SCRIPTS).
@@ -30,12 +32,33 @@ var (
 	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config"}
 	orcScripts = []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config",
 		"post-configure.d/99-refresh-completed"}
-	templates = []string{"etc/os-collect-config.conf", "etc/os-collect-config.conf.oac",
-		"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac"}
+	// Only templates of the agent's own files: none of an operator's
+	// (the os-collect-config element's template is for images).
+	templates = []string{"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac"}
 	// The Python packages whose files the package takes over.
 	replaced = []string{"python3-os-collect-config", "python3-os-refresh-config",
 		"python3-os-apply-config", "python3-dib-utils"}
+	// and the upstream versions it provides: the releases it matches
+	// (internal/version.Reference, and dib-utils' for dib-run-parts).
+	providedVersions = map[string]string{"python3-os-collect-config": version.Reference,
+		"python3-os-refresh-config": version.Reference, "python3-os-apply-config": version.Reference,
+		"python3-dib-utils": "0.0.11"}
 )
+
+// defaultMaintainer is the Makefile's MAINTAINER default, the one place
+// it is set.
+func defaultMaintainer(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^MAINTAINER\s*\?=\s*(.+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("the Makefile sets no MAINTAINER ?= default")
+	}
+	return strings.TrimSpace(string(m[1]))
+}
 
 const unitPath = "lib/systemd/system/os-collect-config.service"
 
@@ -83,29 +106,36 @@ func run(t *testing.T, timeout time.Duration, name string, args ...string) strin
 	return string(out)
 }
 
-// built maps a VERSION (empty: make deb's default) to the .deb or the error.
+// built maps make deb's variables to the .deb or the error.
 var built = map[string]struct {
 	path string
 	err  error
 }{}
 
-// pkg builds the package once per version with make deb into the
-// scratch directory and returns its path.
+// pkg builds the package once per version (empty: make deb's default)
+// with make deb into the scratch directory and returns its path.
 func pkg(t *testing.T, version string) string {
+	t.Helper()
+	if version == "" {
+		return makeDeb(t)
+	}
+	return makeDeb(t, "VERSION="+version)
+}
+
+// makeDeb runs make deb with vars (NAME=value) once per set of vars.
+func makeDeb(t *testing.T, vars ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the package with make deb")
 	}
 	needTool(t, "dpkg-deb", "apt-get install dpkg")
-	b, ok := built[version]
+	key := strings.Join(vars, "\x00")
+	b, ok := built[key]
 	if !ok {
 		out := filepath.Join(work, fmt.Sprintf("out%d", len(built)))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		args := []string{"-s", "-C", "../..", "deb", "DEB_OUT=" + out}
-		if version != "" {
-			args = append(args, "VERSION="+version)
-		}
+		args := append([]string{"-s", "-C", "../..", "deb", "DEB_OUT=" + out}, vars...)
 		res, err := exec.CommandContext(ctx, "make", args...).Output()
 		if err != nil {
 			b.err = fmt.Errorf("make %s: %v\n%s%s", strings.Join(args, " "), err, res, stderr(err))
@@ -116,7 +146,7 @@ func pkg(t *testing.T, version string) string {
 				b.err = fmt.Errorf("make deb printed %q, not a package in %s: %v", b.path, out, err)
 			}
 		}
-		built[version] = b
+		built[key] = b
 	}
 	if b.err != nil {
 		t.Fatal(b.err)
@@ -179,7 +209,7 @@ func TestControl(t *testing.T) {
 	if want := "tripleo-agent_" + v + "_amd64.deb"; filepath.Base(deb) != want {
 		t.Errorf("file %s, want %s", filepath.Base(deb), want)
 	}
-	for _, name := range []string{"Provides", "Conflicts", "Replaces"} {
+	for _, name := range []string{"Conflicts", "Replaces"} {
 		got := list(field(t, deb, name))
 		for _, p := range replaced {
 			if !contains(got, p) {
@@ -187,10 +217,20 @@ func TestControl(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"Maintainer", "Description"} {
-		if field(t, deb, name) == "" {
-			t.Errorf("no %s", name)
+	// Provides carries the upstream version matched (no Debian
+	// revision), so that dependents on the Python packages' versions are
+	// satisfied; chroot_test.go installs such dependents.
+	got := list(field(t, deb, "Provides"))
+	for p, v := range providedVersions {
+		if want := p + " (= " + v + ")"; !contains(got, want) {
+			t.Errorf("Provides: %q lacks %s", got, want)
 		}
+	}
+	if m := field(t, deb, "Maintainer"); m != defaultMaintainer(t) {
+		t.Errorf("Maintainer %q, want the Makefile's default %q", m, defaultMaintainer(t))
+	}
+	if field(t, deb, "Description") == "" {
+		t.Error("no Description")
 	}
 	var kib int64
 	if _, err := fmt.Sscan(field(t, deb, "Installed-Size"), &kib); err != nil || kib < 1024 {
@@ -282,6 +322,51 @@ func TestContents(t *testing.T) {
 	if bytes.Contains(unit, []byte("/usr/local")) {
 		t.Errorf("/%s names /usr/local:\n%s", unitPath, unit)
 	}
+	if !regexp.MustCompile(`(?m)^Documentation=man:os-collect-config\(1\)`).Match(unit) {
+		t.Errorf("/%s has no Documentation= naming os-collect-config(1):\n%s", unitPath, unit)
+	}
+
+	// The documentation, as dh_installdocs and dh_installexamples lay it
+	// out and dh_compress compresses it (files over 4 KiB), and nothing
+	// else in the package's doc directory.
+	const doc = "usr/share/doc/tripleo-agent/"
+	docs := map[string]string{"README.md": "../../README.md", "README.Debian": "../../packaging/README.md",
+		"examples/os-collect-config.conf": "../../examples/os-collect-config.conf"}
+	mds, _ := filepath.Glob("../../docs/*.md")
+	if len(mds) == 0 {
+		t.Fatal("no docs/*.md")
+	}
+	for _, md := range mds {
+		docs["docs/"+filepath.Base(md)] = md
+	}
+	expected := map[string]bool{doc + "copyright": true, doc + "changelog.Debian.gz": true,
+		doc + "docs": true, doc + "examples": true}
+	for name, src := range docs {
+		source, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := doc + name
+		if len(source) > 4096 {
+			path += ".gz"
+		}
+		expected[path] = true
+		want(path, "-rw-r--r--", "")
+		var shipped []byte
+		if strings.HasSuffix(path, ".gz") {
+			shipped = []byte(run(t, time.Minute, "zcat", filepath.Join(root, path)))
+		} else {
+			shipped, _ = os.ReadFile(filepath.Join(root, path))
+		}
+		if !bytes.Equal(shipped, source) {
+			t.Errorf("/%s is not %s", path, src)
+		}
+	}
+	for path := range c {
+		if strings.HasPrefix(path, doc) && !expected[path] {
+			t.Errorf("/%s: unexpected in the documentation", path)
+		}
+	}
 }
 
 func TestMaintainerScripts(t *testing.T) {
@@ -323,12 +408,47 @@ func TestLintian(t *testing.T) {
 	// lintian's exit status also counts warnings; errors are E: lines.
 	out, _ := exec.CommandContext(ctx, "lintian", "--show-overrides", deb).CombinedOutput()
 	t.Logf("lintian:\n%s", out)
+	// No error and no warning but initial-upload-closes-no-bugs (the
+	// package is not uploaded to Debian, no ITP to close), and
+	// no-manual-page while the package has no manual at all.
+	manuals := false
+	for path := range contents(t, deb) {
+		manuals = manuals || strings.HasPrefix(path, "usr/share/man/man1/")
+	}
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "E:") {
-			t.Errorf("lintian: %s", l)
+		if !strings.HasPrefix(l, "E:") && !strings.HasPrefix(l, "W:") {
+			continue
 		}
+		if f := strings.Fields(l); len(f) >= 3 && (f[2] == "initial-upload-closes-no-bugs" || f[2] == "no-manual-page" && !manuals) {
+			continue
+		}
+		t.Errorf("lintian: %s", l)
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("lintian: %v", ctx.Err())
+	}
+}
+
+// make deb MAINTAINER="..." sets the Maintainer field and the changelog's
+// signature; a value that is not "Name <address>" stops the build with
+// one line naming the variable.
+func TestMaintainer(t *testing.T) {
+	const m = "Jane O'Brien <jane@example.org>"
+	deb := makeDeb(t, "MAINTAINER="+m)
+	if got := field(t, deb, "Maintainer"); got != m {
+		t.Errorf("Maintainer %q, want %q", got, m)
+	}
+	root := t.TempDir()
+	run(t, time.Minute, "dpkg-deb", "-x", deb, root)
+	changelog := run(t, time.Minute, "zcat", filepath.Join(root, "usr/share/doc/tripleo-agent/changelog.Debian.gz"))
+	if !strings.Contains(changelog, "\n -- "+m+"  ") {
+		t.Errorf("the changelog is not signed by %s:\n%s", m, changelog)
+	}
+	for _, bad := range []string{"nobody", "Jane <jane@example.org>, Joe <joe@example.org>", "a|b <x@example.org>"} {
+		out, err := exec.Command("make", "-s", "-C", "../..", "deb", "DEB_OUT="+t.TempDir(), "MAINTAINER="+bad).CombinedOutput()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err == nil || !strings.HasPrefix(lines[0], "build-deb: MAINTAINER is not") {
+			t.Errorf("MAINTAINER=%q: %v\n%s", bad, err, out)
+		}
 	}
 }

@@ -72,8 +72,9 @@ func scanNode(t *testing.T, dir string) {
 
 // bootstrap gives the node the configuration a DeployedServer's operator
 // would: os-collect-config.conf from the server's os-collect-config
-// metadata, with os-refresh-config as the command. The agent rewrites
-// the file from the metadata (heat-config's template) on its first run.
+// metadata, with os-refresh-config as the command. The installed tree
+// keeps it as it is, as the package does (make install lays out no
+// template of it; images built with the os-collect-config element do).
 func bootstrap(t *testing.T, n Node, st *Stack) {
 	t.Helper()
 	conf, err := os.ReadFile(st.ConfPath)

@@ -207,10 +207,9 @@ func (d *deploy) restart(t *testing.T) {
 	}
 }
 
-// sigterm: SIGTERM while a hook runs in the first pass, whose
-// os-apply-config has just rewritten /etc/os-collect-config.conf, stops
-// the daemon (a new node of the same stack: it runs every deployment
-// again; Heat ignores the signals of finished deployments).
+// sigterm: SIGTERM while a hook runs in the first pass stops the daemon
+// (a new node of the same stack: it runs every deployment again; Heat
+// ignores the signals of finished deployments).
 func (d *deploy) sigterm(t *testing.T) {
 	if d.p.transport == ZaqarMessage {
 		t.Skip("a second node gets no metadata: the first one popped every ZAQAR_MESSAGE snapshot")

@@ -28,7 +28,6 @@ var installedFiles = []string{
 	"usr/libexec/os-refresh-config/post-configure.d/99-refresh-completed",
 	"usr/libexec/heat-config/hooks/script", "usr/libexec/heat-config/hooks/puppet",
 	"usr/libexec/os-apply-config/templates/var/run/heat-config/heat-config",
-	"usr/libexec/os-apply-config/templates/etc/os-collect-config.conf",
 }
 
 // Installed is a DESTDIR holding the installed agent.

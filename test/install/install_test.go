@@ -88,40 +88,102 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s resolves to %s (%v), want %s", l, resolved, err, bin)
 		}
 	}
-	for _, f := range []string{"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac", "etc/os-collect-config.conf", "etc/os-collect-config.conf.oac"} {
+	for _, f := range []string{"var/run/heat-config/heat-config", "var/run/heat-config/heat-config.oac"} {
 		if _, err := os.Stat(filepath.Join(d, "usr/libexec/os-apply-config/templates", f)); err != nil {
 			t.Error(err)
 		}
 	}
+	// An operator's file is no template of the package's (issue 22):
+	// the os-collect-config element carries it for images.
+	if _, err := os.Stat(filepath.Join(d, "usr/libexec/os-apply-config/templates/etc")); err == nil {
+		t.Error("make install lays out templates under etc/: the renders would overwrite an operator's files")
+	}
 }
 
-// The templates render the deployments list as compact JSON and
-// os-collect-config's configuration as the heat-config element's
-// template did (the golden file was checked against it, rendered by the
-// Python os-apply-config), both private: they hold credentials.
+// The installed templates render the deployments list as compact JSON,
+// private (it holds credentials), and nothing else.
 func TestTemplatesRender(t *testing.T) {
 	d := installed(t)
 	out := t.TempDir()
-	cmd := exec.Command(filepath.Join(d, "usr/bin/os-apply-config"), "--output", out, "--metadata", "testdata/metadata.json")
-	cmd.Env = append(os.Environ(), "OS_CONFIG_APPLIER_TEMPLATES="+filepath.Join(d, "usr/libexec/os-apply-config/templates"))
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	want, _ := os.ReadFile("testdata/os-collect-config.conf.golden")
-	check := func(rel, want string) {
-		t.Helper()
-		got, err := os.ReadFile(filepath.Join(out, rel))
-		if err != nil || string(got) != want {
-			t.Errorf("%s: %v\n%s\nwant:\n%s", rel, err, got, want)
+	oac(t, d, filepath.Join(d, "usr/libexec/os-apply-config/templates"), out, "testdata/metadata.json")
+	checkFile(t, filepath.Join(out, "var/run/heat-config/heat-config"), `[{"id": "x", "inputs": []}]`, 0o600)
+	var rendered []string
+	filepath.WalkDir(out, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			rel, _ := filepath.Rel(out, p)
+			rendered = append(rendered, rel)
 		}
-		if fi, err := os.Stat(filepath.Join(out, rel)); err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: mode %v, want 0600", rel, fi.Mode())
-		}
+		return nil
+	})
+	if len(rendered) != 1 {
+		t.Errorf("the installed templates rendered %q, want var/run/heat-config/heat-config alone", rendered)
 	}
-	check("etc/os-collect-config.conf", string(want))
-	check("var/run/heat-config/heat-config", `[{"id": "x", "inputs": []}]`)
-	if _, err := os.Stat(filepath.Join(out, "var/run/heat-config/heat-config.oac")); err == nil {
+}
+
+// The os-collect-config element's template (images built with the
+// element) renders os-collect-config's configuration as TripleO's
+// element did (the golden file was checked against it, rendered by the
+// Python os-apply-config), private: it holds credentials.
+func TestElementTemplateRenders(t *testing.T) {
+	d := installed(t)
+	out := t.TempDir()
+	oac(t, d, filepath.Join(elementsDir, "os-collect-config/os-apply-config"), out, "testdata/metadata.json")
+	want, err := os.ReadFile("testdata/os-collect-config.conf.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, filepath.Join(out, "etc/os-collect-config.conf"), string(want), 0o600)
+	if _, err := os.Stat(filepath.Join(out, "etc/os-collect-config.conf.oac")); err == nil {
 		t.Error("a control file was rendered as a file")
+	}
+}
+
+// Issue 22: a node configured by hand (or by cloud-init) keeps its
+// /etc/os-collect-config.conf byte for byte, mode included, through the
+// installed os-apply-config, whatever the metadata carries: the package
+// renders no file of the operator's.
+func TestOperatorConfigKept(t *testing.T) {
+	d := installed(t)
+	const hand = "# written by hand\n[DEFAULT]\ncommand = /usr/local/sbin/converge\ncollectors = local\n\n[local]\npath = /srv/node-data\n"
+	for _, c := range []struct{ name, metadata string }{
+		{"no os-collect-config key", `{"deployments": [{"id": "x", "inputs": []}]}`},
+		{"no key and no deployments", `{"greeting": "hello"}`},
+		{"an os-collect-config key", `{"os-collect-config": {"command": "os-refresh-config", "collectors": ["ec2"]}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			conf := filepath.Join(out, "etc/os-collect-config.conf")
+			os.MkdirAll(filepath.Dir(conf), 0o755)
+			if err := os.WriteFile(conf, []byte(hand), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			md := filepath.Join(out, "metadata.json")
+			os.WriteFile(md, []byte(c.metadata), 0o600)
+			oac(t, d, filepath.Join(d, "usr/libexec/os-apply-config/templates"), out, md)
+			checkFile(t, conf, hand, 0o640)
+		})
+	}
+}
+
+// oac renders templates into out with the installed os-apply-config.
+func oac(t *testing.T, d, templates, out string, metadata ...string) {
+	t.Helper()
+	args := append([]string{"--output", out, "--metadata"}, metadata...)
+	cmd := exec.Command(filepath.Join(d, "usr/bin/os-apply-config"), args...)
+	cmd.Env = append(os.Environ(), "OS_CONFIG_APPLIER_TEMPLATES="+templates)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("os-apply-config: %v: %s", err, b)
+	}
+}
+
+func checkFile(t *testing.T, path, want string, mode os.FileMode) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != want {
+		t.Errorf("%s: %v\n%s\nwant:\n%s", path, err, got, want)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != mode {
+		t.Errorf("%s: %v, want mode %v", path, err, mode)
 	}
 }
 

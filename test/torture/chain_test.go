@@ -13,10 +13,11 @@ import (
 	"github.com/tripleo-go/agent/test/torture/lazyfs"
 )
 
-// chainScenario is a node's whole chain, as make install lays it out:
+// chainScenario is a node's whole chain, as make install lays it out
+// (with the os-collect-config element's template, see installed):
 // os-collect-config --one-time (local collector) -> os-refresh-config ->
-// configure.d/20-os-apply-config (the elements' templates: the
-// deployments list and os-collect-config.conf) -> configure.d/55-heat-config
+// configure.d/20-os-apply-config (the elements' templates, as in an
+// image: the deployments list and os-collect-config.conf) -> configure.d/55-heat-config
 // -> the script hook -> heat-config-notify -> an httptest server. Before
 // the run, a pass with three deployments converged; the run's metadata
 // adds three more and changes os-collect-config's settings.

@@ -27,7 +27,10 @@ func TestMain(m *testing.M) {
 
 // installed runs make install (PREFIX=/usr) into a directory of its own
 // once per test binary and overlay (a go build -overlay file, "" for
-// none: a deliberately weakened build), and returns that DESTDIR.
+// none: a deliberately weakened build), and returns that DESTDIR. The
+// os-collect-config element's template is added, as in an image built
+// with the elements: the chain's pass then rewrites
+// /etc/os-collect-config.conf too.
 func installed(t *testing.T, overlay string) string {
 	t.Helper()
 	installMu.Lock()
@@ -49,6 +52,10 @@ func installed(t *testing.T, overlay string) string {
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	element := filepath.Join(repoRoot(), "elements/os-collect-config/os-apply-config") + "/."
+	if out, err := exec.Command("cp", "-R", "--preserve=mode", element, filepath.Join(dir, "usr/libexec/os-apply-config/templates")).CombinedOutput(); err != nil {
+		t.Fatalf("the os-collect-config element's template: %v\n%s", err, out)
 	}
 	return dir
 }
