@@ -7,6 +7,7 @@
 package heatconfig
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -124,6 +125,12 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, nil)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// What heat-config's template renders when the metadata has no
+		// deployments key (a node configured by hand): nothing to run,
+		// and nothing wrong. The reference is silent here too.
+		return nil
 	}
 	list, err := deployment.List(data)
 	if err != nil {

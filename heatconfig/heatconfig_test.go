@@ -198,3 +198,31 @@ func TestSignalRecord(t *testing.T) {
 		}
 	}
 }
+
+// An empty deployments file is what heat-config's template renders when
+// the metadata has no deployments key, as on a node configured by hand:
+// nothing runs, nothing is logged, and the pass succeeds. A file that is
+// not JSON is still named in an ERROR line.
+func TestEmptyConfigFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, content, log string
+	}{
+		{"empty", "", ""},
+		{"blank lines", "\n \n", ""},
+		{"not JSON", "{oops", "[ERROR]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t)
+			n.deployments()
+			if err := os.WriteFile(n.conf, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.run(); err != nil {
+				t.Fatalf("exit %d: %v", exitcode.Of(err), err)
+			}
+			if got := n.stderr.String(); (tc.log == "") != (got == "") || !strings.Contains(got, tc.log) {
+				t.Errorf("log %q, want one with %q", got, tc.log)
+			}
+		})
+	}
+}
