@@ -140,11 +140,11 @@ func now(env Env) time.Time {
 type paths struct{ statusDir, deployed string }
 
 func pathsOf(env Env) paths {
-	p := paths{statusDir: env.Root + agentstate.DefaultDir, deployed: env.Root + "/var/lib/heat-config/deployed"}
+	p := paths{statusDir: env.Root + agentstate.DefaultDir, deployed: env.Root + agentstate.DefaultDeployedDir}
 	if d, ok := environ.Lookup(env.Environ, agentstate.DirVar); ok && d != "" {
 		p.statusDir = d
 	}
-	if d, ok := environ.Lookup(env.Environ, "HEAT_CONFIG_DEPLOYED"); ok && d != "" {
+	if d, ok := environ.Lookup(env.Environ, agentstate.DeployedVar); ok && d != "" {
 		p.deployed = d
 	}
 	return p

@@ -10,6 +10,9 @@ import (
 // writeText is the short report for a person.
 func writeText(w io.Writer, rep *Report, now time.Time) {
 	fmt.Fprintf(w, "status: %s\n", rep.Health)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "reason: %s\n", p)
+	}
 	if rep.Pass == nil {
 		fmt.Fprintln(w, "last pass: none since boot (is os-collect-config running? journalctl -u os-collect-config)")
 	} else {
