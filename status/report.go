@@ -126,13 +126,12 @@ func judge(rep *Report) {
 	}
 }
 
-// deploymentProblem says why d is not a success. One without a signal
-// record is a problem only when the last pass started it and ended
-// without signalling it: one started since is running, one started
-// before ran under an agent that kept no signal records.
+// deploymentProblem says why d is not a success (agentstate's Outcome):
+// one without a signal record is a problem only when the last pass
+// started it and ended without signalling it.
 func deploymentProblem(d agentstate.Deployment, p *agentstate.Pass) string {
 	s := d.Signal
-	switch d.Outcome() {
+	switch d.Outcome(p) {
 	case agentstate.Failed:
 		reason := "status code " + s.StatusCode
 		if s.Result != "sent" {
@@ -140,11 +139,10 @@ func deploymentProblem(d agentstate.Deployment, p *agentstate.Pass) string {
 		}
 		return reason
 	case agentstate.Unsignalled:
-		return unsent(s)
-	case agentstate.Running:
-		if !d.Started.Before(p.Started) && !d.Started.After(p.Ended) {
+		if s == nil {
 			return "not signalled: the pass that ran it ended at " + p.Ended.Format(time.RFC3339)
 		}
+		return unsent(s)
 	}
 	return ""
 }

@@ -40,16 +40,23 @@ const (
 	Succeeded   = "succeeded"   // status code 0, signalled
 	Failed      = "failed"      // a non-zero status code
 	Unsignalled = "unsignalled" // its signal failed or was never sent
-	Running     = "running"     // no signal record yet
+	Running     = "running"     // no signal record, started since the last pass ended
+	Unknown     = "unknown"     // no signal record, started before the last pass: ran under an agent that kept none
 )
 
-// Outcome is what became of d: a failure shows even when its signal
-// failed too; a deployment without a signal record is running (or ran
-// before the agent kept them).
-func (d Deployment) Outcome() string {
+// Outcome is what became of d, given the last pass (nil: none yet). A
+// failure shows even when its signal failed too. A deployment without a
+// signal record is unsignalled when the last pass started it and ended
+// without signalling it, running when it started since, and unknown when
+// it started before.
+func (d Deployment) Outcome(last *Pass) string {
 	switch s := d.Signal; {
-	case s == nil:
+	case s == nil && last != nil && !d.Started.Before(last.Started) && !d.Started.After(last.Ended):
+		return Unsignalled
+	case s == nil && (last == nil || d.Started.After(last.Ended)):
 		return Running
+	case s == nil:
+		return Unknown
 	case s.StatusCode != "0":
 		return Failed
 	case s.Result != "sent":
@@ -63,41 +70,70 @@ func (d Deployment) Outcome() string {
 // directory is no deployment; state files are read only for their name
 // and group (their inputs, credentials among them, go nowhere).
 func ReadDeployments(dir string) ([]Deployment, error) {
+	var r Reader
+	return r.Read(dir)
+}
+
+// Reader reads deployments as ReadDeployments does, for a daemon that
+// reads them after every pass: a state file is parsed again only when
+// its size or time changed (they are written once; TripleO's can be
+// megabytes), its small signal record every time.
+type Reader struct {
+	memo map[string]memo
+}
+
+type memo struct {
+	size        int64
+	mtime       time.Time
+	name, group string
+}
+
+// Read reads dir's deployments.
+func (r *Reader) Read(dir string) ([]Deployment, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	seen := make(map[string]memo, len(entries))
 	out := []Deployment{}
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || strings.HasSuffix(id, ".notify") || strings.HasSuffix(id, ".signal") || strings.HasPrefix(id, ".") {
 			continue
 		}
-		out = append(out, readDeployment(dir, id))
+		d, m := r.readDeployment(dir, id)
+		seen[id] = m
+		out = append(out, d)
 	}
+	r.memo = seen
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out, nil
 }
 
-func readDeployment(dir, id string) Deployment {
+func (r *Reader) readDeployment(dir, id string) (Deployment, memo) {
 	st := Deployment{ID: id}
 	path := filepath.Join(dir, id+".json")
+	var m memo
 	if fi, err := os.Stat(path); err == nil {
 		st.Started = fi.ModTime()
+		m = memo{size: fi.Size(), mtime: fi.ModTime()}
 	}
-	// An empty state file (heat-config-rebuild-deployed's) has no name.
-	if data, err := os.ReadFile(path); err == nil {
+	if old, ok := r.memo[id]; ok && old.size == m.size && old.mtime.Equal(m.mtime) && !m.mtime.IsZero() {
+		m = old
+	} else if data, err := os.ReadFile(path); err == nil {
+		// An empty state file (heat-config-rebuild-deployed's) has no name.
 		if v, err := pyjson.Loads(data); err == nil {
 			if obj, ok := v.(*pyjson.Object); ok {
-				st.Name, st.Group = str(obj, "name"), str(obj, "group")
+				m.name, m.group = str(obj, "name"), str(obj, "group")
 			}
 		}
 	}
+	st.Name, st.Group = m.name, m.group
 	var sig Signal
 	if err := Read(filepath.Join(dir, id+".signal.json"), &sig); err == nil {
 		st.Signal = &sig
 	}
-	return st
+	return st, m
 }
 
 func str(obj *pyjson.Object, key string) string {
