@@ -179,7 +179,7 @@ func TestText(t *testing.T) {
 		"  command os-refresh-config: exit 0 after 1.5s, at 2026-11-25T10:00:00Z\n" +
 		"deployments:\n" +
 		"  a-id first [script] status 0, CFN_SIGNAL sent at 2026-11-25T10:00:00Z\n" +
-		"  b-id second [script] running or not signalled\n"
+		"  b-id second [script] running\n"
 	if n.stdout.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", n.stdout.String(), want)
 	}
