@@ -56,7 +56,7 @@ func newParser() *argparse.Parser {
 			{Names: []string{"--format"}, Kind: argparse.One, Metavar: "{text,json}", Help: "text for a person (default), or json (docs/status.md)"},
 			{Names: []string{"--wait"}, Kind: argparse.Flag, Help: "wait until this boot's first pass has ended"},
 			{Names: []string{"--timeout"}, Kind: argparse.One, Metavar: "SECONDS", Help: "how long --wait waits (default 3600)"},
-			{Names: []string{"--collect-logs"}, Kind: argparse.Flag, Help: "write a bug-report bundle (status, journal, listings, versions, configuration; secrets redacted)"},
+			{Names: []string{"--collect-logs"}, Kind: argparse.Flag, Help: "write a bug-report bundle, secrets redacted (docs/status.md)"},
 			{Names: []string{"-o", "--output"}, Kind: argparse.One, Metavar: "FILE", Help: "where --collect-logs writes (default " + DefaultBundle + ")"},
 		},
 	}
