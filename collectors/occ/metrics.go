@@ -1,7 +1,9 @@
 package occ
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -66,7 +68,13 @@ func (r *runner) writeMetrics(rec *agentstate.Pass) {
 		problem = fmt.Sprintf("Could not read the deployments for the metrics file %s: %v", path, err)
 	}
 	st.Deployments = ds
+	agentstate.RemoveStaged(path) // a killed pass's, in node_exporter's directory
 	if err := metrics.WriteFile(path, metrics.Families(st)); err != nil {
+		// The cause alone: the staged file's name changes every time.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		problem = fmt.Sprintf("Could not write the metrics file %s: %v", path, err)
 	}
 	if problem != "" && problem != r.metrics.failing {
