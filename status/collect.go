@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -181,9 +182,15 @@ func redactINI(data []byte) string {
 type redaction struct{ known []string }
 
 func (r *redaction) redactor() *secret.Redactor {
-	// Longest first: a secret that contains another goes whole.
-	sort.Slice(r.known, func(i, j int) bool { return len(r.known[i]) > len(r.known[j]) })
-	return secret.NewRedactor(r.known...)
+	// Once each (a deployment's signal URL is in heat.json, its .last and
+	// its .orig), longest first: a secret that contains another goes whole.
+	sort.Slice(r.known, func(i, j int) bool {
+		if len(r.known[i]) != len(r.known[j]) {
+			return len(r.known[i]) > len(r.known[j])
+		}
+		return r.known[i] < r.known[j]
+	})
+	return secret.NewRedactor(slices.Compact(r.known)...)
 }
 
 // harvestURL keeps a URL's password and query (whole, and each value,
