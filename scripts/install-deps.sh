@@ -20,6 +20,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# promtool checks the metrics file (internal/metrics); it comes with the
+# Prometheus server, whose service must not start on a test machine: a
+# policy-rc.d that refuses every start (101) is in place only around this
+# install. A machine that already has it (its service running or not) is
+# left as it is.
+if ! command -v promtool >/dev/null; then
+  echo "install-deps: installing prometheus (for promtool; its service is not started)"
+  export DEBIAN_FRONTEND=noninteractive
+  policy=/usr/sbin/policy-rc.d saved=/usr/sbin/policy-rc.d.install-deps
+  restore() { rm -f "$policy"; if [ -e "$saved" ]; then mv "$saved" "$policy"; fi; }
+  if [ -e "$policy" ]; then mv "$policy" "$saved"; fi # the machine's own, put back after
+  trap restore EXIT
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod 755 "$policy"
+  [ ${#missing[@]} -gt 0 ] || apt-get update -qq
+  apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  restore
+  trap - EXIT
+fi
 # The reference must be the version we claim compatibility with.
 for p in python3-os-apply-config python3-os-refresh-config python3-os-collect-config; do
   ver=$(dpkg-query -W -f='${Version}' "$p")

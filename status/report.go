@@ -2,48 +2,55 @@ package status
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/tripleo-go/agent/internal/agentstate"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
+
+// ReportVersion is the version of --format json's schema
+// (docs/status.md). 2: "healthy" asks every configured source to have
+// answered, and each deployment to have been signalled; "problems" and
+// each deployment's "problem" say why the node is degraded.
+const ReportVersion = 2
 
 // Report is what --format json prints (docs/status.md): add fields,
 // never rename or remove one.
 type Report struct {
 	Version int `json:"version"`
 	// Health is "healthy", "degraded" or "no-pass".
-	Health      string            `json:"health"`
-	Pass        *agentstate.Pass  `json:"pass"`
-	Deployments []DeploymentState `json:"deployments"`
+	Health string `json:"health"`
+	// Problems are the reasons the node is degraded, in the order of the
+	// pipeline: sources, the command, deployments. Empty when healthy.
+	Problems    []Problem               `json:"problems"`
+	Pass        *agentstate.Pass        `json:"pass"`
+	Deployments []agentstate.Deployment `json:"deployments"`
 }
 
-// DeploymentState is one deployment heat-config ran.
-type DeploymentState struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Group string `json:"group"`
-	// Started is when heat-config claimed it (its state file's time).
-	Started time.Time `json:"started"`
-	// Signal is nil while it runs, or when it ran before the agent kept
-	// signal records.
-	Signal *agentstate.Signal `json:"signal"`
+// Problem is one reason the node is degraded.
+type Problem struct {
+	// Kind is "pass", "source", "command" or "deployment".
+	Kind string `json:"kind"`
+	// Name is the source's, the command's or the deployment's (its id
+	// when it has no name); absent for "pass".
+	Name   string `json:"name,omitempty"`
+	Reason string `json:"reason"`
 }
 
-// failed: its status code is not success, or its signal did not go.
-func (d DeploymentState) failed() bool {
-	return d.Signal != nil && (d.Signal.StatusCode != "0" || d.Signal.Result == "failed")
+func (p Problem) String() string {
+	if p.Name == "" {
+		return p.Kind + ": " + p.Reason
+	}
+	return p.Kind + " " + p.Name + ": " + p.Reason
 }
 
 // gather reads the records. Missing records are not errors: a node that
 // has not polled yet has none.
 func gather(p paths) (*Report, error) {
-	rep := &Report{Version: agentstate.SchemaVersion, Deployments: []DeploymentState{}}
+	rep := &Report{Version: ReportVersion, Problems: []Problem{}}
 	var pass agentstate.Pass
 	switch err := agentstate.Read(filepath.Join(p.statusDir, agentstate.PassFile), &pass); {
 	case err == nil:
@@ -51,71 +58,98 @@ func gather(p paths) (*Report, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	entries, err := os.ReadDir(p.deployed)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	ds, err := agentstate.ReadDeployments(p.deployed)
+	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		name := e.Name()
-		id, ok := strings.CutSuffix(name, ".json")
-		if !ok || strings.HasSuffix(id, ".notify") || strings.HasSuffix(id, ".signal") {
-			continue
-		}
-		rep.Deployments = append(rep.Deployments, deploymentState(p.deployed, id))
-	}
-	sort.SliceStable(rep.Deployments, func(i, j int) bool { return rep.Deployments[i].Started.Before(rep.Deployments[j].Started) })
-	rep.Health = health(rep)
+	rep.Deployments = ds
+	judge(rep)
 	return rep, nil
 }
 
-func deploymentState(dir, id string) DeploymentState {
-	st := DeploymentState{ID: id}
-	path := filepath.Join(dir, id+".json")
-	if fi, err := os.Stat(path); err == nil {
-		st.Started = fi.ModTime()
+// judge sets the health and the problems. Healthy: every configured
+// source answered ("ok"), at least one did, the last pass converged (its
+// command, if it ran one, exited 0), and the latest deployment of each
+// name succeeded and was signalled.
+func judge(rep *Report) {
+	p := rep.Pass
+	if p == nil {
+		rep.Health = "no-pass"
+		return
 	}
-	// An empty state file (heat-config-rebuild-deployed's) has no name.
-	if data, err := os.ReadFile(path); err == nil {
-		if v, err := pyjson.Loads(data); err == nil {
-			if obj, ok := v.(*pyjson.Object); ok {
-				st.Name, st.Group = str(obj, "name"), str(obj, "group")
+	add := func(kind, name, reason string) { rep.Problems = append(rep.Problems, Problem{kind, name, reason}) }
+	answered := 0
+	for _, c := range p.Collectors {
+		switch c.Result {
+		case "ok":
+			answered++
+		case "not-configured":
+		default: // "unavailable", "degraded" and whatever a later agent adds
+			reason := c.Result
+			if c.Reason != "" {
+				reason += ": " + c.Reason
 			}
+			add("source", c.Name, reason)
 		}
 	}
-	var sig agentstate.Signal
-	if err := agentstate.Read(filepath.Join(dir, id+".signal.json"), &sig); err == nil {
-		st.Signal = &sig
+	if answered == 0 {
+		add("pass", "", "no source answered")
 	}
-	return st
+	switch c := p.Command; {
+	case c != nil && c.Exit < 0:
+		add("command", c.Command, fmt.Sprintf("killed by signal %d", -c.Exit))
+	case c != nil && c.Exit != 0:
+		add("command", c.Command, fmt.Sprintf("exited %d", c.Exit))
+	case !p.Converged:
+		add("pass", "", "did not finish (see journalctl -u os-collect-config)")
+	}
+	latest := map[string]bool{}
+	for _, d := range agentstate.Latest(rep.Deployments) {
+		latest[d.ID] = true
+	}
+	for i := range rep.Deployments {
+		d := &rep.Deployments[i]
+		if !latest[d.ID] {
+			continue
+		}
+		if d.Problem = deploymentProblem(*d, p); d.Problem != "" {
+			name := d.Name
+			if name == "" {
+				name = d.ID
+			}
+			add("deployment", name, d.Problem)
+		}
+	}
+	rep.Health = "healthy"
+	if len(rep.Problems) > 0 {
+		rep.Health = "degraded"
+	}
 }
 
-func str(obj *pyjson.Object, key string) string {
-	v, _ := obj.Get(key)
-	s, _ := v.(string)
-	return s
+// deploymentProblem says why d is not a success (agentstate's Outcome):
+// one without a signal record is a problem only when the last pass
+// started it and ended without signalling it.
+func deploymentProblem(d agentstate.Deployment, p *agentstate.Pass) string {
+	s := d.Signal
+	switch d.Outcome(p) {
+	case agentstate.Failed:
+		reason := "status code " + s.StatusCode
+		if s.Result != "sent" {
+			reason += ", and " + unsent(s)
+		}
+		return reason
+	case agentstate.Unsignalled:
+		if s == nil {
+			return "not signalled: the pass that ran it ended at " + p.Ended.Format(time.RFC3339)
+		}
+		return unsent(s)
+	}
+	return ""
 }
 
-func health(rep *Report) string {
-	if rep.Pass == nil {
-		return "no-pass"
+func unsent(s *agentstate.Signal) string {
+	if s.Result == "failed" {
+		return fmt.Sprintf("its %s signal failed (heat-config-notify exit %d)", s.Transport, s.NotifyExit)
 	}
-	if !rep.Pass.Converged {
-		return "degraded"
-	}
-	// Only the latest deployment of each name counts: a stack update that
-	// fixed a failed one supersedes it (deployments are in start order).
-	latest := map[string]DeploymentState{}
-	for _, d := range rep.Deployments {
-		key := d.Name
-		if key == "" {
-			key = d.ID
-		}
-		latest[key] = d
-	}
-	for _, d := range latest {
-		if d.failed() {
-			return "degraded"
-		}
-	}
-	return "healthy"
+	return fmt.Sprintf("its %s signal was not sent (%s)", s.Transport, strings.ReplaceAll(s.Result, "-", " "))
 }

@@ -56,6 +56,8 @@ func newParser() *argparse.Parser {
 			{Names: []string{"--format"}, Kind: argparse.One, Metavar: "{text,json}", Help: "text for a person (default), or json (docs/status.md)"},
 			{Names: []string{"--wait"}, Kind: argparse.Flag, Help: "wait until this boot's first pass has ended"},
 			{Names: []string{"--timeout"}, Kind: argparse.One, Metavar: "SECONDS", Help: "how long --wait waits (default 3600)"},
+			{Names: []string{"--collect-logs"}, Kind: argparse.Flag, Help: "write a bug-report bundle, secrets redacted (docs/status.md)"},
+			{Names: []string{"-o", "--output"}, Kind: argparse.One, Metavar: "FILE", Help: "where --collect-logs writes (default " + DefaultBundle + ")"},
 		},
 	}
 }
@@ -85,6 +87,18 @@ func Run(ctx context.Context, args []string, env Env) error {
 			return usage(fmt.Errorf("tripleo-agent-status: --timeout: %q is not a number of seconds", s))
 		}
 		timeout = time.Duration(secs * float64(time.Second))
+	}
+	if res.Has("--collect-logs") {
+		out := res.Value("--output", DefaultBundle)
+		if err := collectLogs(ctx, env, out); err != nil {
+			fmt.Fprintf(env.Stderr, "tripleo-agent-status: %v\n", err)
+			return exitcode.With(exitcode.Failure, err)
+		}
+		fmt.Fprintf(env.Stdout, "Wrote %s\n", out)
+		return nil
+	}
+	if res.Has("--output") {
+		return usage(fmt.Errorf("tripleo-agent-status: -o/--output: only with --collect-logs"))
 	}
 	paths := pathsOf(env)
 	rep, err := gather(paths)
@@ -140,11 +154,11 @@ func now(env Env) time.Time {
 type paths struct{ statusDir, deployed string }
 
 func pathsOf(env Env) paths {
-	p := paths{statusDir: env.Root + agentstate.DefaultDir, deployed: env.Root + "/var/lib/heat-config/deployed"}
+	p := paths{statusDir: env.Root + agentstate.DefaultDir, deployed: env.Root + agentstate.DefaultDeployedDir}
 	if d, ok := environ.Lookup(env.Environ, agentstate.DirVar); ok && d != "" {
 		p.statusDir = d
 	}
-	if d, ok := environ.Lookup(env.Environ, "HEAT_CONFIG_DEPLOYED"); ok && d != "" {
+	if d, ok := environ.Lookup(env.Environ, agentstate.DeployedVar); ok && d != "" {
 		p.deployed = d
 	}
 	return p

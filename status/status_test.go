@@ -30,13 +30,22 @@ func newNode(t *testing.T) *node {
 }
 
 func (n *node) pass(converged bool, exit int) {
-	p := agentstate.Pass{Version: 1, Started: t0, Ended: t0.Add(2 * time.Second), Converged: converged,
-		Collectors: []agentstate.Collector{{Name: "heat", Result: "ok", Changed: true, Polled: t0},
-			{Name: "ec2", Result: "unavailable", Reason: "connection refused", Polled: t0}},
-		Command: &agentstate.Command{Command: "os-refresh-config", Started: t0, Seconds: 1.5, Exit: exit}}
+	n.passWith(converged, &agentstate.Command{Command: "os-refresh-config", Started: t0, Seconds: 1.5, Exit: exit},
+		agentstate.Collector{Name: "heat", Result: "ok", Changed: true, Polled: t0},
+		agentstate.Collector{Name: "ec2", Result: "not-configured", Polled: t0})
+}
+
+// passWith leaves the record of a pass (started at t0, 2 s long) whose
+// collectors had those results.
+func (n *node) passWith(converged bool, cmd *agentstate.Command, cs ...agentstate.Collector) {
+	p := agentstate.Pass{Version: 1, Started: t0, Ended: t0.Add(2 * time.Second), Converged: converged, Collectors: cs, Command: cmd}
 	if err := agentstate.Write(filepath.Join(n.statusDir, agentstate.PassFile), p); err != nil {
 		n.t.Fatal(err)
 	}
+}
+
+func src(name, result, reason string) agentstate.Collector {
+	return agentstate.Collector{Name: name, Result: result, Reason: reason, Polled: t0}
 }
 
 // deployment leaves what 55-heat-config leaves: the state file, and the
@@ -62,42 +71,96 @@ func ok(code string) *agentstate.Signal {
 	return &agentstate.Signal{Version: 1, At: t0, StatusCode: code, Transport: "CFN_SIGNAL", Result: "sent"}
 }
 
-// The exit status says whether all is well: no pass yet, healthy,
-// degraded by the pass or by the latest deployment of a name (a later
-// one of the same name supersedes a failure).
+// The exit status says whether all is well, and the problems say why
+// not: healthy only when every configured source answered, the command
+// succeeded and the latest deployment of each name (a later one of the
+// same name supersedes a failure) succeeded and was signalled.
 func TestHealth(t *testing.T) {
+	heat := src("heat", "ok", "")
 	for _, tc := range []struct {
-		name   string
-		setup  func(n *node)
-		health string
-		exit   int
+		name     string
+		setup    func(n *node)
+		health   string
+		exit     int
+		problems []string
 	}{
-		{"no pass since boot", func(n *node) {}, "no-pass", NoPass},
-		{"converged", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0, ok("0")) }, "healthy", Healthy},
-		{"command failed", func(n *node) { n.pass(false, 1) }, "degraded", Degraded},
-		{"a deployment failed", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0, ok("3")) }, "degraded", Degraded},
+		{"no pass since boot", func(n *node) {}, "no-pass", NoPass, nil},
+		{"converged", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0, ok("0")) }, "healthy", Healthy, nil},
+		{"nothing new", func(n *node) { n.passWith(true, nil, heat, src("zaqar", "not-configured", "")) }, "healthy", Healthy, nil},
+		{"command failed", func(n *node) { n.pass(false, 1) }, "degraded", Degraded, []string{"command os-refresh-config: exited 1"}},
+		{"command killed", func(n *node) { n.pass(false, -9) }, "degraded", Degraded, []string{"command os-refresh-config: killed by signal 9"}},
+		{"pass cut short", func(n *node) { n.passWith(false, nil, heat) }, "degraded", Degraded,
+			[]string{"pass: did not finish (see journalctl -u os-collect-config)"}},
+		{"a source unavailable", func(n *node) {
+			n.passWith(true, nil, heat, src("ec2", "unavailable", "connection refused"))
+		}, "degraded", Degraded, []string{"source ec2: unavailable: connection refused"}},
+		{"a source refused for its size", func(n *node) {
+			n.passWith(true, nil, src("request", "unavailable", "body over max-metadata-bytes (67108864)"), heat)
+		}, "degraded", Degraded, []string{"source request: unavailable: body over max-metadata-bytes (67108864)"}},
+		{"a source kept a bad file's last data", func(n *node) {
+			n.passWith(true, nil, heat, src("local", "degraded", "/var/lib/os-collect-config/local-data/a.json is not valid JSON; kept its last good data"))
+		}, "degraded", Degraded, []string{"source local: degraded: /var/lib/os-collect-config/local-data/a.json is not valid JSON; kept its last good data"}},
+		{"every source unavailable", func(n *node) {
+			n.passWith(true, nil, src("heat", "unavailable", "timed out"), src("ec2", "not-configured", ""))
+		}, "degraded", Degraded, []string{"source heat: unavailable: timed out", "pass: no source answered"}},
+		{"no source configured", func(n *node) {
+			n.passWith(true, nil, src("heat", "not-configured", ""), src("local", "not-configured", ""))
+		}, "degraded", Degraded, []string{"pass: no source answered"}},
+		{"a deployment failed", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0, ok("3")) }, "degraded", Degraded,
+			[]string{"deployment one: status code 3"}},
 		{"its signal failed", func(n *node) {
 			n.pass(true, 0)
 			n.deployment("a", "one", t0, &agentstate.Signal{Version: 1, StatusCode: "0", Transport: "HEAT_SIGNAL", Result: "failed", NotifyExit: 1})
-		}, "degraded", Degraded},
+		}, "degraded", Degraded, []string{"deployment one: its HEAT_SIGNAL signal failed (heat-config-notify exit 1)"}},
+		{"its signal not sent", func(n *node) {
+			n.pass(true, 0)
+			n.deployment("a", "", t0, &agentstate.Signal{Version: 1, StatusCode: "0", Transport: "CFN_SIGNAL", Result: "not-sent"})
+		}, "degraded", Degraded, []string{"deployment a: its CFN_SIGNAL signal was not sent (not sent)"}},
+		{"run by the last pass, never signalled", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0.Add(time.Second), nil) }, "degraded", Degraded,
+			[]string{"deployment one: not signalled: the pass that ran it ended at 2026-11-25T10:00:02Z"}},
+		{"running now", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0.Add(time.Minute), nil) }, "healthy", Healthy, nil},
+		{"run before signal records", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0.Add(-time.Hour), nil) }, "healthy", Healthy, nil},
 		{"a failure superseded", func(n *node) {
 			n.pass(true, 0)
 			n.deployment("a", "one", t0, ok("3"))
 			n.deployment("b", "one", t0.Add(time.Minute), ok("0"))
-		}, "healthy", Healthy},
+		}, "healthy", Healthy, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newNode(t)
 			tc.setup(n)
-			if got := n.run(); got != tc.exit || !strings.HasPrefix(n.stdout.String(), "status: "+tc.health+"\n") {
-				t.Errorf("exit %d, want %d; output:\n%s", got, tc.exit, n.stdout.String())
+			want := "status: " + tc.health + "\n"
+			for _, p := range tc.problems {
+				want += "reason: " + p + "\n"
+			}
+			if got := n.run(); got != tc.exit || !strings.HasPrefix(n.stdout.String(), want) {
+				t.Errorf("exit %d, want %d; output:\n%s\nwant it to start:\n%s", got, tc.exit, n.stdout.String(), want)
 			}
 			n.run("--format", "json")
 			var rep Report
-			if err := json.Unmarshal([]byte(n.stdout.String()), &rep); err != nil || rep.Health != tc.health || rep.Version != 1 {
-				t.Errorf("json %v: %s", err, n.stdout.String())
+			if err := json.Unmarshal([]byte(n.stdout.String()), &rep); err != nil || rep.Health != tc.health || rep.Version != 2 || len(rep.Problems) != len(tc.problems) {
+				t.Fatalf("json %v: %s", err, n.stdout.String())
+			}
+			for i, p := range rep.Problems {
+				if p.String() != tc.problems[i] {
+					t.Errorf("problem %d: %q, want %q", i, p, tc.problems[i])
+				}
 			}
 		})
+	}
+}
+
+// A v1 record, as an agent before status v2 wrote it, still reads.
+func TestReadsV1Records(t *testing.T) {
+	n := newNode(t)
+	os.WriteFile(filepath.Join(n.statusDir, agentstate.PassFile), []byte(`{"version": 1, "started": "2026-11-25T10:00:00Z",
+ "ended": "2026-11-25T10:00:02Z", "collectors": [{"name": "heat", "result": "ok", "changed": false, "polled": "2026-11-25T10:00:00Z"}],
+ "converged": true}`), 0o600)
+	n.deployment("a", "one", t0.Add(-time.Hour), nil)
+	os.WriteFile(filepath.Join(n.deployed, "a.signal.json"), []byte(`{"version": 1, "at": "2026-11-25T09:00:00Z", "status_code": "0",
+ "transport": "NO_SIGNAL", "result": "sent", "notify_exit": 0}`), 0o600)
+	if got := n.run("--format", "json"); got != Healthy {
+		t.Errorf("exit %d:\n%s", got, n.stdout.String())
 	}
 }
 
@@ -106,17 +169,17 @@ func TestHealth(t *testing.T) {
 func TestText(t *testing.T) {
 	n := newNode(t)
 	n.pass(true, 0)
-	n.deployment("b-id", "second", t0.Add(time.Second), nil)
+	n.deployment("b-id", "second", t0.Add(5*time.Second), nil)
 	n.deployment("a-id", "first", t0, ok("0"))
 	n.run()
 	want := "status: healthy\n" +
 		"last pass: ended 2026-11-25T10:00:02Z (58s ago), converged\n" +
 		"  collector heat       ok, changed\n" +
-		"  collector ec2        unavailable: connection refused\n" +
+		"  collector ec2        not-configured\n" +
 		"  command os-refresh-config: exit 0 after 1.5s, at 2026-11-25T10:00:00Z\n" +
 		"deployments:\n" +
 		"  a-id first [script] status 0, CFN_SIGNAL sent at 2026-11-25T10:00:00Z\n" +
-		"  b-id second [script] running or not signalled\n"
+		"  b-id second [script] running\n"
 	if n.stdout.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", n.stdout.String(), want)
 	}

@@ -5,11 +5,16 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/agentstate"
 )
 
 // writeText is the short report for a person.
 func writeText(w io.Writer, rep *Report, now time.Time) {
 	fmt.Fprintf(w, "status: %s\n", rep.Health)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "reason: %s\n", p)
+	}
 	if rep.Pass == nil {
 		fmt.Fprintln(w, "last pass: none since boot (is os-collect-config running? journalctl -u os-collect-config)")
 	} else {
@@ -41,7 +46,8 @@ func writeText(w io.Writer, rep *Report, now time.Time) {
 		if name == "" {
 			name = "(no name)"
 		}
-		state := "running or not signalled"
+		state := map[string]string{agentstate.Running: "running", agentstate.Unsignalled: "not signalled",
+			agentstate.Unknown: "no signal record (run before the agent kept them)"}[d.Outcome(rep.Pass)]
 		if s := d.Signal; s != nil {
 			state = fmt.Sprintf("status %s, %s %s at %s", s.StatusCode, s.Transport, s.Result, s.At.Format(time.RFC3339))
 			if s.Result == "failed" {

@@ -110,6 +110,8 @@ type runner struct {
 	badConfig string
 	// killGrace replaces the 10 s between SIGTERM and SIGKILL (tests).
 	killGrace time.Duration
+	// metrics is what the metrics file remembers across passes.
+	metrics metricsState
 }
 
 func newRunner(cfg *Config, env Env, log *slog.Logger) *runner {

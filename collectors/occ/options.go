@@ -30,6 +30,7 @@ type Config struct {
 	MaxMetadataBytes   int
 	OneTimeTimeout     float64
 	CommandTimeout     float64
+	MetricsFile        string
 	Keystone           struct {
 		CacheDir string
 		CacheTTL int
@@ -87,6 +88,9 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 		// is TripleO's default overcloud stack timeout: past it Heat has
 		// given up on the deployment the command is applying.
 		{Name: "command-timeout", NonNegative: true, Default: []string{"14400"}, Into: &c.CommandTimeout},
+		// Ours: after each pass, write the metrics (docs/metrics.md) to
+		// this file for node_exporter's textfile collector ("": none).
+		{Name: "metrics-file", Into: &c.MetricsFile},
 
 		{Name: "debug", Short: "d", Default: []string{"false"}, Into: &c.ignored.debug},
 		{Name: "log-config-append", Aliases: []string{"log-config", "log_config"}, Into: &c.ignored.logConfigAppend},

@@ -87,16 +87,18 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 // the cache directory, which operators' scripts list. A failure to write
 // it is a warning: it must not fail the pass.
 func (r *runner) record(rec *agentstate.Pass, err error) {
-	if r.env.StatusDir == "" {
-		return
-	}
 	if err != nil {
 		rec.Converged = false
 	}
 	rec.Ended = time.Now()
+	defer r.writeMetrics(rec)
+	if r.env.StatusDir == "" {
+		return
+	}
 	werr := os.MkdirAll(r.env.StatusDir, 0o755)
 	if werr == nil {
 		path := filepath.Join(r.env.StatusDir, agentstate.PassFile)
+		r.seedLastCommand(path)
 		agentstate.RemoveStaged(path) // a killed pass's
 		werr = agentstate.Write(path, rec)
 	}
