@@ -16,9 +16,19 @@ BIN      := bin
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
 # what it means for user and group names.
+# --version tells the build: VERSION (make deb passes the package's) and
+# the commit are linked in (go version -m bin/tripleo-agent shows them).
+# Go records the commit itself only in a plain clone (not a git worktree),
+# so it is passed too; -buildvcs=auto overrides a GOFLAGS=-buildvcs=false.
+GIT_COMMIT   := $(shell GIT_OPTIONAL_LOCKS=0 git rev-parse HEAD 2>/dev/null)
+GIT_MODIFIED := $(if $(shell GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null | head -c1),true)
+VERSION_PKG  := github.com/tripleo-go/agent/internal/version
+LDFLAGS      := $(if $(VERSION),-X $(VERSION_PKG).Package=$(VERSION)) \
+                $(if $(GIT_COMMIT),-X $(VERSION_PKG).Commit=$(GIT_COMMIT)) \
+                $(if $(GIT_MODIFIED),-X $(VERSION_PKG).Modified=true)
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags "$(strip $(LDFLAGS))" -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
 	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
 
 # Installs the reference programs and a Go toolchain if missing (root).
