@@ -143,6 +143,10 @@ demo: build
 # tree works in place under DESTDIR with the programs' environment
 # variables pointing into it (test/install does that).
 LIBEXEC := $(DESTDIR)$(PREFIX)/libexec
+# A manual page for each program in bin/, made by the binary from the
+# same data as its --help (tripleo-agent --man PROGRAM), dated from
+# SOURCE_DATE_EPOCH when set (make deb sets it), so the build reproduces.
+MAN1    := $(DESTDIR)$(PREFIX)/share/man/man1
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/tripleo-agent $(DESTDIR)$(PREFIX)/bin/tripleo-agent
@@ -156,6 +160,9 @@ install: build
 	done
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
+	install -d $(MAN1)
+	@for p in tripleo-agent $(PROGRAMS); do \
+	  $(BIN)/tripleo-agent --man $$p | gzip -9n > $(MAN1)/$$p.1.gz || exit 1; done
 
 # The Debian package: $(DEB_OUT)/tripleo-agent_<version>_amd64.deb, built
 # from make install PREFIX=/usr with plain dpkg-deb, with dh_installsystemd's

@@ -208,3 +208,21 @@ func head(s string) string {
 	}
 	return s
 }
+
+// Every manual page renders without a warning (groff -ww), as lintian's
+// groff-message check wants.
+func TestManualPagesRender(t *testing.T) {
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		t.Skip("no groff")
+	}
+	for _, name := range append(programNames(), "tripleo-agent") {
+		var page bytes.Buffer
+		agentMain([]string{"--man", name}, &page, &bytes.Buffer{}, func(string) string { return "" })
+		cmd := exec.Command(groff, "-man", "-Tutf8", "-ww", "-z")
+		cmd.Stdin = &page
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("%s: groff: %v\n%s", name, err, out)
+		}
+	}
+}

@@ -37,6 +37,9 @@ func (p *Parser) Man(date, source string) string {
 	var b strings.Builder
 	name := strings.ToUpper(p.Prog)
 	fmt.Fprintf(&b, ".TH %s 1 %s %s \"User Commands\"\n", quote(name), quote(date), quote(source))
+	// No hyphenation, ragged right: option names must not break at
+	// their hyphens.
+	b.WriteString(".nh\n.ad l\n")
 	b.WriteString(".SH NAME\n")
 	fmt.Fprintf(&b, "%s \\- %s\n", roffText(p.Prog), roffText(p.Manual.Summary))
 	b.WriteString(".SH SYNOPSIS\n")
@@ -53,8 +56,12 @@ func (p *Parser) Man(date, source string) string {
 		if p.Version != "" {
 			parts = append(parts, "[--version]")
 		}
-		for _, o := range p.Options {
-			parts = append(parts, "["+o.Spellings()[0]+"]")
+		if len(p.Options) > manySynopsisOptions {
+			parts = append(parts, "[OPTION ...]")
+		} else {
+			for _, o := range p.Options {
+				parts = append(parts, "["+o.Spellings()[0]+"]")
+			}
 		}
 		if p.Positional != "" {
 			parts = append(parts, "["+p.Positional+" ...]")
@@ -92,6 +99,10 @@ func (p *Parser) Man(date, source string) string {
 	return b.String()
 }
 
+// manySynopsisOptions is where the synopsis stops listing the options
+// (os-collect-config has 72) and says [OPTION ...].
+const manySynopsisOptions = 16
+
 func paragraphs(b *strings.Builder, ps []string) {
 	for i, para := range ps {
 		if i > 0 {
@@ -107,6 +118,8 @@ func tagged(b *strings.Builder, tag, text string) {
 	if strings.TrimSpace(text) == "" {
 		text = "(no description)"
 	}
+	// Help lines start lower case, as argparse's; a manual's, upper.
+	text = strings.ToUpper(text[:1]) + text[1:]
 	b.WriteString(roffLine(text))
 }
 
