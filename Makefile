@@ -147,6 +147,8 @@ LIBEXEC := $(DESTDIR)$(PREFIX)/libexec
 # same data as its --help (tripleo-agent --man PROGRAM), dated from
 # SOURCE_DATE_EPOCH when set (make deb sets it), so the build reproduces.
 MAN1    := $(DESTDIR)$(PREFIX)/share/man/man1
+# bash-completion loads a command's completion from the file of its name.
+COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/tripleo-agent $(DESTDIR)$(PREFIX)/bin/tripleo-agent
@@ -163,6 +165,9 @@ install: build
 	install -d $(MAN1)
 	@for p in tripleo-agent $(PROGRAMS); do \
 	  $(BIN)/tripleo-agent --man $$p | gzip -9n > $(MAN1)/$$p.1.gz || exit 1; done
+	install -d $(COMPLETIONS)
+	$(BIN)/tripleo-agent --completion bash > $(COMPLETIONS)/tripleo-agent
+	@for p in $(PROGRAMS); do ln -sfn tripleo-agent $(COMPLETIONS)/$$p; done
 
 # The Debian package: $(DEB_OUT)/tripleo-agent_<version>_amd64.deb, built
 # from make install PREFIX=/usr with plain dpkg-deb, with dh_installsystemd's

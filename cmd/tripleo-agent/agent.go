@@ -37,6 +37,7 @@ func agentCLI() *argparse.Parser {
 		Version: version.Current().String(),
 		Options: []*argparse.Option{
 			{Names: []string{"--man"}, Kind: argparse.One, Metavar: "PROGRAM", Help: "print the manual page (roff) of PROGRAM, or of tripleo-agent itself, and exit"},
+			{Names: []string{"--completion"}, Kind: argparse.One, Metavar: "SHELL", Help: "print the completion script of every program for SHELL (bash) and exit"},
 		},
 		Manual: argparse.Manual{
 			Summary:  "the TripleO on-node configuration agent",
@@ -80,6 +81,14 @@ func agentMain(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitcode.Usage
+	}
+	if res.Has("--completion") {
+		if sh := res.Value("--completion", ""); sh != "bash" {
+			fmt.Fprintf(stderr, "tripleo-agent: --completion: %q is not a shell it knows (bash)\n", sh)
+			return exitcode.Usage
+		}
+		bashCompletion(stdout)
+		return exitcode.OK
 	}
 	if res.Has("--man") {
 		name := res.Value("--man", "")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +224,75 @@ func TestManualPagesRender(t *testing.T) {
 		cmd.Stdin = &page
 		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
 			t.Errorf("%s: groff: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// The bash completion completes each program's options, the collectors
+// of os-collect-config, the programs after tripleo-agent, and file names
+// after an option that takes one; hooks' names (script, puppet) are
+// other tools' commands and get none.
+func TestBashCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	var script bytes.Buffer
+	if code := agentMain([]string{"--completion", "bash"}, &script, &bytes.Buffer{}, os.Getenv); code != 0 {
+		t.Fatalf("status %d", code)
+	}
+	for _, tc := range []struct {
+		line string // the words typed; the last is completed
+		want string // the completions, sorted, space separated
+	}{
+		{"os-collect-config --one-ti", "--one-time --one-time-timeout"},
+		{"os-collect-config --config-file ", ""},
+		{"os-collect-config --polling-interval 30 he", "heat heat_local"},
+		{"os-apply-config --tem", "--templates"},
+		{"dib-run-parts --l", "--list"},
+		{"tripleo-agent heat-config-", "heat-config-notify heat-config-rebuild-deployed"},
+		{"tripleo-agent os-refresh-config --print-", "--print-base --print-phases"},
+		{"tripleo-agent --m", "--man"},
+		{"heat-config-notify --", "--help --version"},
+		{"script --", "NONE"},
+	} {
+		words := strings.Split(tc.line, " ")
+		var q []string
+		for _, w := range words {
+			q = append(q, "'"+w+"'")
+		}
+		prog := script.String() + fmt.Sprintf(`
+COMP_WORDS=(%s); COMP_CWORD=%d
+spec=$(complete -p %s 2>/dev/null) || { echo NONE; exit; }
+_tripleo_agent %s
+printf '%%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
+`, strings.Join(q, " "), len(words)-1, words[0], words[0])
+		out, err := exec.Command(bash, "--norc", "--noprofile", "-c", prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", tc.line, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != tc.want {
+			t.Errorf("%q: completions %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
+// The programs that get a completion and a manual page are those make
+// install puts in bin.
+func TestBinProgramsAreTheMakefiles(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(mk), "PROGRAMS := ")
+	def, _, _ := strings.Cut(rest, "\n#")
+	want := append([]string{"tripleo-agent"}, strings.Fields(strings.ReplaceAll(def, "\\", ""))...)
+	if !slices.Equal(binPrograms, want) {
+		t.Errorf("binPrograms %q, the Makefile installs %q", binPrograms, want)
+	}
+	for _, p := range binPrograms[1:] {
+		if manuals[p] == nil {
+			t.Errorf("%s has no manual", p)
 		}
 	}
 }

@@ -50,3 +50,6 @@ func describe(p *argparse.Parser) {
 		},
 	}
 }
+
+// Collectors are the collectors' names, in the registry's order.
+func Collectors() []string { return names(registry) }

@@ -168,3 +168,23 @@ func TestManualPages(t *testing.T) {
 		}
 	}
 }
+
+// Each program in usr/bin has a bash completion, which bash-completion
+// finds by the command's name.
+func TestBashCompletions(t *testing.T) {
+	d := installed(t)
+	bins, err := os.ReadDir(filepath.Join(d, "usr/bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bins {
+		data, err := os.ReadFile(filepath.Join(d, "usr/share/bash-completion/completions", b.Name()))
+		if err != nil {
+			t.Errorf("%s has no completion: %v", b.Name(), err)
+			continue
+		}
+		if !strings.Contains(string(data), "complete -o default -F _tripleo_agent ") || !strings.Contains(strings.ReplaceAll(string(data), "\n", " "), " "+b.Name()+" ") {
+			t.Errorf("%s: the completion does not complete it", b.Name())
+		}
+	}
+}
