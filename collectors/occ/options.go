@@ -79,7 +79,7 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 		{Name: "jitter", Default: []string{"true"}, Help: "Ours: randomize the pauses of the polling loop (each pause of the ramp lasts half to all of its length, and each node polls at a phase of its own), so that a fleet does not poll in step. --nojitter keeps the reference's exact pauses; no pause is ever longer than the reference's.", Into: &c.Jitter},
 		// Ours: the largest metadata document read from a server, in
 		// bytes (64 MiB).
-		{Name: "max-metadata-bytes", NonNegative: true, Default: []string{"67108864"}, Help: "Ours: the largest metadata document read, in bytes (default 64 MiB); a larger one is refused.", Into: &c.MaxMetadataBytes},
+		{Name: "max-metadata-bytes", NonNegative: true, Default: []string{"67108864"}, Help: "Ours: the largest metadata document read, in bytes (67108864 is 64 MiB); a larger one is refused.", Into: &c.MaxMetadataBytes},
 		// Ours: with --one-time, give up after this many seconds (0:
 		// never), naming what the run was waiting for.
 		{Name: "one-time-timeout", NonNegative: true, Default: []string{"0"}, Help: "Ours: with --one-time, give up after this many seconds, naming what the run was waiting for, and exit 124 (0: never).", Into: &c.OneTimeTimeout},
