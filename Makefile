@@ -23,9 +23,19 @@ BIN      := bin
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
 # what it means for user and group names.
+# --version tells the build: VERSION (make deb passes the package's) and
+# the commit are linked in (go version -m bin/tripleo-agent shows them).
+# Go records the commit itself only in a plain clone (not a git worktree),
+# so it is passed too; -buildvcs=auto overrides a GOFLAGS=-buildvcs=false.
+GIT_COMMIT   := $(shell GIT_OPTIONAL_LOCKS=0 git rev-parse HEAD 2>/dev/null)
+GIT_MODIFIED := $(if $(shell GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null | head -c1),true)
+VERSION_PKG  := github.com/tripleo-go/agent/internal/version
+LDFLAGS      := $(if $(VERSION),-X $(VERSION_PKG).Package=$(VERSION)) \
+                $(if $(GIT_COMMIT),-X $(VERSION_PKG).Commit=$(GIT_COMMIT)) \
+                $(if $(GIT_MODIFIED),-X $(VERSION_PKG).Modified=true)
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags "$(strip $(LDFLAGS))" -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
 	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
 
 # Installs the reference programs and a Go toolchain if missing (root).
@@ -142,6 +152,12 @@ demo: build
 # the reference's /usr/libexec defaults: with another PREFIX, install
 # prints the variables that point them at $(PREFIX)/libexec.
 LIBEXEC := $(DESTDIR)$(PREFIX)/libexec
+# A manual page for each program in bin/, made by the binary from the
+# same data as its --help (tripleo-agent --man PROGRAM), dated from
+# SOURCE_DATE_EPOCH when set (make deb sets it), so the build reproduces.
+MAN1    := $(DESTDIR)$(PREFIX)/share/man/man1
+# bash-completion loads a command's completion from the file of its name.
+COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/tripleo-agent $(DESTDIR)$(PREFIX)/bin/tripleo-agent
@@ -157,6 +173,12 @@ install: build
 	done
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
+	install -d $(MAN1)
+	@for p in tripleo-agent $(PROGRAMS); do \
+	  $(BIN)/tripleo-agent --man $$p | gzip -9n > $(MAN1)/$$p.1.gz || exit 1; done
+	install -d $(COMPLETIONS)
+	$(BIN)/tripleo-agent --completion bash > $(COMPLETIONS)/tripleo-agent
+	@for p in $(PROGRAMS); do ln -sfn tripleo-agent $(COMPLETIONS)/$$p; done
 	@if [ "$(PREFIX)" != /usr ]; then \
 	  echo "make install: PREFIX=$(PREFIX): the scripts, templates and hooks are under $(PREFIX)/libexec, but the programs"; \
 	  echo "  look under /usr/libexec unless told (os-refresh-config would run nothing); point them with"; \

@@ -60,7 +60,7 @@ func newParser() *argparse.Parser {
 		Description: "Reads and merges the JSON metadata files named by OS_CONFIG_FILES (colon separated) " +
 			"or --metadata, and renders the templates under the template root into the output root.",
 		Options: []*argparse.Option{
-			{Names: []string{"-t", "--templates"}, Kind: argparse.One, Metavar: "TEMPLATE_ROOT", Help: "template root directory"},
+			{Names: []string{"-t", "--templates"}, Kind: argparse.One, Metavar: "TEMPLATE_ROOT", Help: "template root directory (default: $OS_CONFIG_APPLIER_TEMPLATES, else " + DefaultTemplatesDir + ")"},
 			{Names: []string{"-o", "--output"}, Kind: argparse.One, Metavar: "OUT_DIR", Help: "root directory for output (default: /)"},
 			{Names: []string{"-m", "--metadata"}, Kind: argparse.Many, Metavar: "METADATA_FILE", Help: "metadata files; override OS_CONFIG_FILES"},
 			{Names: []string{"--fallback-metadata"}, Kind: argparse.Many, Metavar: "FALLBACK_METADATA", Help: "files merged first, at the lowest priority"},
@@ -71,8 +71,8 @@ func newParser() *argparse.Parser {
 			{Names: []string{"--type"}, Kind: argparse.One, Help: "type the --key value must have: " + strings.Join(typeNames(), ", ")},
 			{Names: []string{"--key-default"}, Kind: argparse.One, Help: "print this when --key is missing or null"},
 			{Names: []string{"--boolean-key"}, Kind: argparse.One, Help: "exit 0 if this key is true, 1 if false, 255 otherwise"},
-			{Names: []string{"--version"}, Kind: argparse.Flag, Help: "print the version and exit"},
-			{Names: []string{"--os-config-files"}, Kind: argparse.One, Help: "path of os_config_files.json"},
+			{Names: []string{"--version"}, Kind: argparse.Flag, Help: "print the version of the Python programs matched (" + version.Reference + ") on stdout, this build's version and commit on stderr, and exit"},
+			{Names: []string{"--os-config-files"}, Kind: argparse.One, Help: "path of the JSON list of metadata files used when neither --metadata nor OS_CONFIG_FILES is given (default: " + DefaultOSConfigFiles + ")"},
 			{Names: []string{"--log-file"}, Kind: argparse.One, Metavar: "PATH", Help: "also append the log to this file"},
 		},
 	}
@@ -98,7 +98,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if env.Accounts == nil {
 		env.Accounts = control.SystemAccounts{}
 	}
-	p := newParser()
+	p := CLI()
 	p.Columns = argparse.Columns(env.LookupEnv)
 	res, err := p.Parse(args, env.Stdout)
 	if errors.Is(err, argparse.ErrHelp) {
@@ -109,7 +109,9 @@ func Run(ctx context.Context, args []string, env Env) error {
 		return exitcode.With(exitcode.Usage, err)
 	}
 	if res.Has("--version") {
-		fmt.Fprintln(env.Stdout, version.Reference)
+		out, build := versionLines()
+		fmt.Fprintln(env.Stdout, out)
+		fmt.Fprintln(env.Stderr, build)
 		return nil
 	}
 

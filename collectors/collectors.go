@@ -123,10 +123,10 @@ func (s Shared) Keystone(creds keystone.Credentials, client *httpclient.Client) 
 // creds.
 func KeystoneOptions(creds *keystone.Credentials) []config.Option {
 	return []config.Option{
-		{Name: "user-id", Into: &creds.UserID},
-		{Name: "password", Into: &creds.Password},
-		{Name: "project-id", Into: &creds.ProjectID},
-		{Name: "auth-url", Into: &creds.AuthURL},
+		{Name: "user-id", Help: "The Keystone user id the node authenticates as.", Into: &creds.UserID},
+		{Name: "password", Help: "That user's password (never logged).", Into: &creds.Password},
+		{Name: "project-id", Help: "The Keystone project id of that user.", Into: &creds.ProjectID},
+		{Name: "auth-url", Help: "The Keystone URL to authenticate at, e.g. http://192.0.2.1:5000/v3.", Into: &creds.AuthURL},
 	}
 }
 

@@ -27,6 +27,9 @@ type Hook struct {
 	// Group is the deployments' group, and the name of the hook's file in
 	// heat-config's hooks directory.
 	Group string
+	// Summary says what the hook does, a phrase ("runs the config as a
+	// script"), for its help and manual page.
+	Summary string
 	// Run applies d and returns what heat-config signals: deploy_stdout,
 	// deploy_stderr, deploy_status_code and the outputs produced. A tool's
 	// failure is a result, not an error; an error means the hook itself

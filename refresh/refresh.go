@@ -70,9 +70,9 @@ func newParser() *argparse.Parser {
 		Options: []*argparse.Option{
 			{Names: []string{"--print-base"}, Kind: argparse.Flag, Help: "print the base directory and exit"},
 			{Names: []string{"--print-phases"}, Kind: argparse.Flag, Help: "print the phases (tab separated) and exit"},
-			{Names: []string{"--log-level"}, Kind: argparse.One, Metavar: "{ERROR,WARN,CRITICAL,INFO,DEBUG}", Help: "default INFO"},
+			{Names: []string{"--log-level"}, Kind: argparse.One, Metavar: "{ERROR,WARN,CRITICAL,INFO,DEBUG}", Help: "the least severe messages logged (default INFO)"},
 			{Names: []string{"--lockfile"}, Kind: argparse.One, Help: "lock file that keeps a second run out (default " + DefaultLockfile + ")"},
-			{Names: []string{"--timeout"}, Kind: argparse.One, Help: "seconds the whole run may take"},
+			{Names: []string{"--timeout"}, Kind: argparse.One, Help: "seconds the whole run may take; past them the running script gets SIGTERM, then SIGKILL, and the run fails (default: no limit)"},
 		},
 	}
 }
@@ -96,8 +96,8 @@ func baseDir(env Env) string {
 // logs every problem itself; the error carries the exit status.
 func Run(ctx context.Context, args []string, env Env) error {
 	base := baseDir(env)
-	p := newParser()
-	p.Columns = argparse.Columns(env.lookup)
+	p := CLI()
+	p.Columns, p.Stderr = argparse.Columns(env.lookup), env.Stderr
 	res, err := p.Parse(args, env.Stdout)
 	if errors.Is(err, argparse.ErrHelp) {
 		return nil

@@ -64,7 +64,7 @@ func newParser() *argparse.Parser {
 
 // Run prints the status; the exit status says whether all is well.
 func Run(ctx context.Context, args []string, env Env) error {
-	p := newParser()
+	p := CLI()
 	res, err := p.Parse(args, env.Stdout)
 	if errors.Is(err, argparse.ErrHelp) {
 		return nil

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/rebuild"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/all"
+	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
@@ -61,6 +61,30 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	},
 }
 
+// manuals are the programs' command lines: what --help prints and what
+// the manual pages (tripleo-agent --man PROGRAM) are made of.
+var manuals = map[string]func() *argparse.Parser{
+	"os-apply-config":              applyconfig.CLI,
+	"os-config-applier":            applyconfig.CLI,
+	"20-os-apply-config":           applyconfig.CLI,
+	"os-collect-config":            occ.CLI,
+	"os-refresh-config":            refresh.CLI,
+	"dib-run-parts":                runparts.CLI,
+	"55-heat-config":               heatconfig.CLI,
+	"heat-config-rebuild-deployed": rebuild.CLI,
+	"heat-config-notify":           notify.CLI,
+	"99-refresh-completed":         refreshcompleted.CLI,
+	"tripleo-agent-status":         status.CLI,
+}
+
+// parsesOwnHelp are the programs whose argparse parser answers --help and
+// --version itself (with the reference's rules: abbreviations, usage
+// errors); main answers for the others before they run.
+var parsesOwnHelp = map[string]bool{
+	"os-apply-config": true, "os-config-applier": true, "20-os-apply-config": true,
+	"os-collect-config": true, "os-refresh-config": true, "tripleo-agent-status": true,
+}
+
 // runApplyConfig runs os-apply-config with a soft memory limit: its live
 // data is small next to the garbage of parsing metadata and templates, and
 // the heap would otherwise grow past the 20 MiB peak RSS budget (make
@@ -75,6 +99,7 @@ func init() {
 		programs[h.Group] = func(ctx context.Context, args []string) error {
 			return hooks.Main(ctx, h, args, hooks.ProcessEnv())
 		}
+		manuals[h.Group] = func() *argparse.Parser { return hooks.CLI(h) }
 	}
 }
 
@@ -110,8 +135,10 @@ func main() {
 		run, ok = programs[name]
 	}
 	if !ok {
-		fmt.Fprintf(os.Stderr, "tripleo-agent: unknown program %q; run it through a link named after one of the programs\n", name)
-		os.Exit(exitcode.Usage)
+		os.Exit(agentMain(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	}
+	if answered(name, args, os.Stdout, os.Stderr) {
+		os.Exit(exitcode.OK)
 	}
 	code := exitcode.Of(run(ctx, args))
 	if sig, ok := got.Load().(syscall.Signal); ok && code == exitcode.Terminated {

@@ -52,15 +52,15 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [cfn]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name,
-		config.Option{Name: "metadata-url", Into: &c.MetadataURL},
-		config.Option{Name: "heat-metadata-hint", Default: []string{"/var/lib/heat-cfntools/cfn-metadata-server"}, Into: &c.HintFile},
-		config.Option{Name: "ca_certificate", Into: &c.CACertificate},
-		config.Option{Name: "stack-name", Into: &c.StackName},
-		config.Option{Name: "path", Into: &c.Paths},
-		config.Option{Name: "secret-access-key", Into: &c.SecretAccessKey},
-		config.Option{Name: "access-key-id", Into: &c.AccessKeyID},
-		config.Option{Name: "deployment-key", Default: []string{"deployments"}, Into: &c.DeploymentKeys},
-		config.Option{Name: "timeout", Default: []string{"10"}, Into: &c.Timeout})
+		config.Option{Name: "metadata-url", Help: "The CloudFormation-compatible metadata API's URL (heat-api-cfn); when unset, read from the heat-metadata-hint file.", Into: &c.MetadataURL},
+		config.Option{Name: "heat-metadata-hint", Default: []string{"/var/lib/heat-cfntools/cfn-metadata-server"}, Help: "A file holding the metadata API's URL, read when metadata-url is not set.", Into: &c.HintFile},
+		config.Option{Name: "ca_certificate", Help: "A CA certificate file to verify the metadata API's TLS certificate with.", Into: &c.CACertificate},
+		config.Option{Name: "stack-name", Help: "The stack whose resource metadata is asked for.", Into: &c.StackName},
+		config.Option{Name: "path", Help: "What to collect, as RESOURCE.Metadata: the stack's resource whose metadata is fetched.", Into: &c.Paths},
+		config.Option{Name: "secret-access-key", Help: "The EC2-style secret key that signs the requests (never logged).", Into: &c.SecretAccessKey},
+		config.Option{Name: "access-key-id", Help: "The EC2-style access key id that signs the requests.", Into: &c.AccessKeyID},
+		config.Option{Name: "deployment-key", Default: []string{"deployments"}, Help: "Deprecated, and ignored: use deployment-key in [DEFAULT].", Into: &c.DeploymentKeys},
+		config.Option{Name: "timeout", Default: []string{"10"}, Help: "Seconds to wait for a connection and for each read from the server.", Into: &c.Timeout})
 }
 
 // New builds the collector.

@@ -9,6 +9,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -29,12 +30,20 @@ type Set struct {
 	// the directory adds ".d").
 	Basename string
 	Options  []Option
+	// Titles are the groups' titles in the help ("Heat metadata
+	// options"), by group.
+	Titles map[string]string
+	// Describe, when set, adds to the parser what only the help and the
+	// manual say (description, manual sections, the build for --version).
+	Describe func(*argparse.Parser)
 }
 
 // Env is what parsing needs from the process.
 type Env struct {
-	Stdout    io.Writer
-	LookupEnv func(string) (string, bool)
+	// Stdout gets --help and --version; Stderr, the build after the
+	// version (nil: not printed).
+	Stdout, Stderr io.Writer
+	LookupEnv      func(string) (string, bool)
 	// Root prefixes /etc in the default file search; "" in production.
 	Root string
 }
@@ -53,17 +62,32 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("invalid value %q for option %s (from %s): %s", e.Value, e.Option, e.Source, e.Reason)
 }
 
+// Parser is the command line the options make: what Parse reads, and
+// the help and manual page, every option with its help, its default and
+// its group's title.
+func (s *Set) Parser() *argparse.Parser { return s.parser() }
+
 func (s *Set) parser() *argparse.Parser {
 	p := &argparse.Parser{Prog: s.Prog, Version: s.Version}
 	p.Options = append(p.Options,
-		&argparse.Option{Names: []string{"--config-dir"}, Kind: argparse.Append, Metavar: "DIR"},
-		&argparse.Option{Names: []string{"--config-file"}, Kind: argparse.Append, Metavar: "PATH"},
+		&argparse.Option{Names: []string{"--config-dir"}, Kind: argparse.Append, Metavar: "DIR",
+			Help: "A directory whose *.conf files are read in sorted order, where it stands among the --config-file options, a later file winning; repeatable. Without it, the first of ~/" + s.Basename + ".d and /etc/" + s.Basename + ".d that exists is read."},
+		&argparse.Option{Names: []string{"--config-file"}, Kind: argparse.Append, Metavar: "PATH",
+			Help: "A configuration file (INI) to read; repeatable, a later file winning, and the command line winning over files. Without it, the first of ~/" + s.Basename + " and /etc/" + s.Basename + " that exists is read."},
 	)
 	for i := range s.Options {
 		o := &s.Options[i]
+		help := o.Help
+		if o.Default != nil && o.kind() != boolean && len(o.Default) > 0 {
+			help += " (default: " + strings.Join(o.Default, " ") + ")"
+		}
 		if o.Positional {
-			p.Positional = o.Name
+			p.Positional, p.PositionalHelp = o.Name, help
 			continue
+		}
+		title := ""
+		if o.Group != "" {
+			title = cmp.Or(s.Titles[o.Group], o.Group+" options")
 		}
 		// The main spelling goes last: the parser keys an option by it.
 		var names []string
@@ -76,14 +100,21 @@ func (s *Set) parser() *argparse.Parser {
 		names = append(names, "--"+o.flag(o.Name))
 		switch o.kind() {
 		case boolean:
+			on := help
+			if len(o.Default) > 0 && o.Default[0] == "true" {
+				on += " (default)"
+			}
 			p.Options = append(p.Options,
-				&argparse.Option{Names: names, Kind: argparse.Flag},
-				&argparse.Option{Names: []string{"--" + o.flag("no"+o.Name)}, Kind: argparse.Flag})
+				&argparse.Option{Names: names, Kind: argparse.Flag, Help: on, Group: title},
+				&argparse.Option{Names: []string{"--" + o.flag("no"+o.Name)}, Kind: argparse.Flag, Help: "The inverse of --" + o.flag(o.Name) + ".", Group: title})
 		case multi:
-			p.Options = append(p.Options, &argparse.Option{Names: names, Kind: argparse.Append})
+			p.Options = append(p.Options, &argparse.Option{Names: names, Kind: argparse.Append, Help: help, Group: title})
 		default:
-			p.Options = append(p.Options, &argparse.Option{Names: names, Kind: argparse.One})
+			p.Options = append(p.Options, &argparse.Option{Names: names, Kind: argparse.One, Help: help, Group: title})
 		}
+	}
+	if s.Describe != nil {
+		s.Describe(p)
 	}
 	return p
 }
@@ -99,7 +130,7 @@ func (s *Set) Parse(args []string, env Env) ([]string, error) {
 		env.Stdout = io.Discard
 	}
 	p := s.parser()
-	p.Columns = argparse.Columns(env.LookupEnv)
+	p.Columns, p.Stderr = argparse.Columns(env.LookupEnv), env.Stderr
 	res, err := p.Parse(args, env.Stdout)
 	if errors.Is(err, argparse.ErrHelp) {
 		return nil, ErrExit

@@ -27,6 +27,9 @@ type Option struct {
 	// NonNegative refuses values below zero (our own options; the
 	// reference's take what oslo.config takes).
 	NonNegative bool
+	// Help says what the option does, in words: the help (--help) and
+	// the manual page are made from it.
+	Help string
 	// Into is where the value goes, and its type says how it is read:
 	// *string, *secret.String (never printed), *[]string (a MultiStrOpt:
 	// repeated keys or flags, all kept), *float64, *int or *bool.

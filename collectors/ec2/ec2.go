@@ -37,8 +37,8 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [ec2]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name,
-		config.Option{Name: "metadata-url", Default: []string{"http://169.254.169.254/latest/meta-data"}, Into: &c.MetadataURL},
-		config.Option{Name: "timeout", Default: []string{"10"}, Into: &c.Timeout})
+		config.Option{Name: "metadata-url", Default: []string{"http://169.254.169.254/latest/meta-data"}, Help: "The EC2-style metadata service's URL; its tree is walked and collected as the ec2 key.", Into: &c.MetadataURL},
+		config.Option{Name: "timeout", Default: []string{"10"}, Help: "Seconds to wait for a connection and for each read from the server.", Into: &c.Timeout})
 }
 
 // New builds the collector; it reads a config drive through the mount

@@ -35,9 +35,9 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [heat]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name, append(collectors.KeystoneOptions(&c.Creds),
-		config.Option{Name: "stack-id", Into: &c.StackID},
-		config.Option{Name: "resource-name", Into: &c.ResourceName},
-		config.Option{Name: "region-name", Into: &c.RegionName})...)
+		config.Option{Name: "stack-id", Help: "The id of the stack the node's deployments belong to.", Into: &c.StackID},
+		config.Option{Name: "resource-name", Help: "The name of the node's resource in that stack, whose metadata is polled.", Into: &c.ResourceName},
+		config.Option{Name: "region-name", Help: "The region whose Heat endpoint is used, from the Keystone catalog.", Into: &c.RegionName})...)
 }
 
 // New builds the collector. Its requests get 30 s each (the

@@ -27,7 +27,7 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [heat_local]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name,
-		config.Option{Name: "path", Default: []string{"/var/lib/heat-cfntools/cfn-init-data"}, Into: &c.Path})
+		config.Option{Name: "path", Default: []string{"/var/lib/heat-cfntools/cfn-init-data"}, Help: "A JSON file read as the metadata of the heat_local key; repeat the option for several, merged key by key, a later file winning.", Into: &c.Path})
 }
 
 // New builds the collector.

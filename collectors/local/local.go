@@ -31,7 +31,7 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [local]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name,
-		config.Option{Name: "path", Default: []string{"/var/lib/os-collect-config/local-data"}, Into: &c.Path})
+		config.Option{Name: "path", Default: []string{"/var/lib/os-collect-config/local-data"}, Help: "A directory whose JSON files are each collected as a key named after the file, in sorted order; repeat the option for several directories.", Into: &c.Path})
 }
 
 // New builds the collector.

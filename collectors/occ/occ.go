@@ -33,7 +33,7 @@ import (
 // Run runs os-collect-config with args (without the program name). It
 // logs every problem itself; the error carries the exit status.
 func Run(ctx context.Context, args []string, env Env) error {
-	cfg, err := Parse(args, config.Env{Stdout: env.Stdout, LookupEnv: env.lookup, Root: env.Root})
+	cfg, err := Parse(args, config.Env{Stdout: env.Stdout, Stderr: env.Stderr, LookupEnv: env.lookup, Root: env.Root})
 	if errors.Is(err, config.ErrExit) {
 		return nil
 	}

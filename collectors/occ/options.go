@@ -63,53 +63,53 @@ func newConfig(registry []collectors.Registration) *Config {
 // oslo.log's, [keystone]'s, then each collector's in registry order.
 func (c *Config) options(registry []collectors.Registration) config.Set {
 	opts := []config.Option{
-		{Name: "command", Short: "c", Into: &c.Command},
-		{Name: "cachedir", Default: []string{"/var/lib/os-collect-config"}, Into: &c.CacheDir},
-		{Name: "backup-cachedir", Default: []string{"/var/run/os-collect-config"}, Into: &c.BackupCacheDir},
-		{Name: "collectors", Positional: true, Default: names(registry), Into: &c.Collectors},
-		{Name: "one-time", Default: []string{"false"}, Into: &c.OneTime},
-		{Name: "min-polling-interval", Default: []string{"1"}, Into: &c.MinPollingInterval},
-		{Name: "polling-interval", Short: "i", Default: []string{"30"}, Into: &c.PollingInterval},
-		{Name: "print-cachedir", Default: []string{"false"}, Into: &c.PrintCachedir},
-		{Name: "force", Default: []string{"false"}, Into: &c.Force},
-		{Name: "print", Dest: "print_only", Default: []string{"false"}, Into: &c.PrintOnly},
-		{Name: "deployment-key", Default: []string{"deployments"}, Into: &c.DeploymentKey},
-		{Name: "splay", Default: []string{"0"}, Into: &c.Splay},
+		{Name: "command", Short: "c", Help: "The command run when the collected metadata changed, with OS_CONFIG_FILES naming the metadata files (usually os-refresh-config). With a command, os-collect-config keeps polling until stopped; without one, it prints what it collected as a JSON map and exits.", Into: &c.Command},
+		{Name: "cachedir", Default: []string{"/var/lib/os-collect-config"}, Help: "The directory of the metadata cache: what each key last collected and last committed, and os_config_files.json.", Into: &c.CacheDir},
+		{Name: "backup-cachedir", Default: []string{"/var/run/os-collect-config"}, Help: "A second copy of the cache, kept up to date with it.", Into: &c.BackupCacheDir},
+		{Name: "collectors", Positional: true, Default: names(registry), Help: "The collectors to poll, in the order their keys are given to the command (a later key wins a conflict). Choose from: heat_local, ec2, cfn, heat, request, local, zaqar.", Into: &c.Collectors},
+		{Name: "one-time", Default: []string{"false"}, Help: "Collect once, run the command if something changed, and exit with its status. Implied when no command is set.", Into: &c.OneTime},
+		{Name: "min-polling-interval", Default: []string{"1"}, Help: "In the polling loop, the shortest pause in seconds between two passes: after a change the pause starts here and doubles up to polling-interval.", Into: &c.MinPollingInterval},
+		{Name: "polling-interval", Short: "i", Default: []string{"30"}, Help: "In the polling loop, the longest pause in seconds between two passes, reached when nothing changes.", Into: &c.PollingInterval},
+		{Name: "print-cachedir", Default: []string{"false"}, Help: "Print the cache directory and exit.", Into: &c.PrintCachedir},
+		{Name: "force", Default: []string{"false"}, Help: "Run the command even if nothing changed. Implies --one-time.", Into: &c.Force},
+		{Name: "print", Dest: "print_only", Default: []string{"false"}, Help: "Collect, print what was collected as a JSON map, and exit without running the command or committing anything.", Into: &c.PrintOnly},
+		{Name: "deployment-key", Default: []string{"deployments"}, Help: "A key whose deployments list is split into keys of their own (one per deployment of the os-apply-config group), as Heat's structured deployments need; it can be repeated. Only looked for at the top of the metadata.", Into: &c.DeploymentKey},
+		{Name: "splay", Default: []string{"0"}, Help: "Sleep a random number of seconds up to this before the first pass, so that nodes started together do not poll together (0: no sleep). Not used with --one-time or --force.", Into: &c.Splay},
 		// Ours: randomize the sleeps so that a fleet does not poll in
 		// step (see schedule); false keeps the reference's sleeps.
-		{Name: "jitter", Default: []string{"true"}, Into: &c.Jitter},
+		{Name: "jitter", Default: []string{"true"}, Help: "Ours: randomize the pauses of the polling loop (each pause of the ramp lasts half to all of its length, and each node polls at a phase of its own), so that a fleet does not poll in step. --nojitter keeps the reference's exact pauses; no pause is ever longer than the reference's.", Into: &c.Jitter},
 		// Ours: the largest metadata document read from a server, in
 		// bytes (64 MiB).
-		{Name: "max-metadata-bytes", NonNegative: true, Default: []string{"67108864"}, Into: &c.MaxMetadataBytes},
+		{Name: "max-metadata-bytes", NonNegative: true, Default: []string{"67108864"}, Help: "Ours: the largest metadata document read, in bytes (67108864 is 64 MiB); a larger one is refused.", Into: &c.MaxMetadataBytes},
 		// Ours: with --one-time, give up after this many seconds (0:
 		// never), naming what the run was waiting for.
-		{Name: "one-time-timeout", NonNegative: true, Default: []string{"0"}, Into: &c.OneTimeTimeout},
+		{Name: "one-time-timeout", NonNegative: true, Default: []string{"0"}, Help: "Ours: with --one-time, give up after this many seconds, naming what the run was waiting for, and exit 124 (0: never).", Into: &c.OneTimeTimeout},
 		// Ours: the command's deadline in seconds (0: none). Four hours
 		// is TripleO's default overcloud stack timeout: past it Heat has
 		// given up on the deployment the command is applying.
-		{Name: "command-timeout", NonNegative: true, Default: []string{"14400"}, Into: &c.CommandTimeout},
+		{Name: "command-timeout", NonNegative: true, Default: []string{"14400"}, Help: "Ours: the command's deadline in seconds (0: none). Past it the command gets SIGTERM, then SIGKILL, and its pass fails. The default, four hours, is TripleO's overcloud stack timeout.", Into: &c.CommandTimeout},
 		// Ours: after each pass, write the metrics (docs/metrics.md) to
 		// this file for node_exporter's textfile collector ("": none).
-		{Name: "metrics-file", Into: &c.MetricsFile},
+		{Name: "metrics-file", Help: "Ours: after each pass, write the agent's metrics (docs/metrics.md) to this file, in Prometheus's text format, for node_exporter's textfile collector (e.g. /var/lib/prometheus/node-exporter/tripleo-agent.prom). Empty: none.", Into: &c.MetricsFile},
 
-		{Name: "debug", Short: "d", Default: []string{"false"}, Into: &c.ignored.debug},
-		{Name: "log-config-append", Aliases: []string{"log-config", "log_config"}, Into: &c.ignored.logConfigAppend},
-		{Name: "log-date-format", Default: []string{"%Y-%m-%d %H:%M:%S"}, Into: &c.ignored.logDateFormat},
-		{Name: "log-file", Aliases: []string{"logfile"}, Into: &c.ignored.logFile},
-		{Name: "log-dir", Aliases: []string{"logdir"}, Into: &c.ignored.logDir},
-		{Name: "watch-log-file", Default: []string{"false"}, Into: &c.ignored.watchLogFile},
-		{Name: "use-syslog", Default: []string{"false"}, Into: &c.ignored.useSyslog},
-		{Name: "use-journal", Default: []string{"false"}, Into: &c.ignored.useJournal},
-		{Name: "syslog-log-facility", Default: []string{"LOG_USER"}, Into: &c.ignored.syslogLogFacility},
-		{Name: "use-json", Default: []string{"false"}, Into: &c.ignored.useJSON},
+		{Name: "debug", Short: "d", Default: []string{"false"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.debug},
+		{Name: "log-config-append", Aliases: []string{"log-config", "log_config"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.logConfigAppend},
+		{Name: "log-date-format", Default: []string{"%Y-%m-%d %H:%M:%S"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.logDateFormat},
+		{Name: "log-file", Aliases: []string{"logfile"}, Help: "Accepted for compatibility with oslo.log's option; no effect: the log goes to stderr, or to the journal under systemd.", Into: &c.ignored.logFile},
+		{Name: "log-dir", Aliases: []string{"logdir"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.logDir},
+		{Name: "watch-log-file", Default: []string{"false"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.watchLogFile},
+		{Name: "use-syslog", Default: []string{"false"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.useSyslog},
+		{Name: "use-journal", Default: []string{"false"}, Help: "Accepted for compatibility with oslo.log's option; no effect: under systemd the log goes to the journal natively.", Into: &c.ignored.useJournal},
+		{Name: "syslog-log-facility", Default: []string{"LOG_USER"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.syslogLogFacility},
+		{Name: "use-json", Default: []string{"false"}, Help: "Accepted for compatibility with oslo.log's option; no effect.", Into: &c.ignored.useJSON},
 	}
 	opts = append(opts, config.InGroup("keystone",
-		config.Option{Name: "cache_dir", Into: &c.Keystone.CacheDir},
-		config.Option{Name: "cache_ttl", Default: []string{"1800"}, Into: &c.Keystone.CacheTTL})...)
+		config.Option{Name: "cache_dir", Help: "A directory where the Keystone tokens of the heat and zaqar collectors are kept across restarts.", Into: &c.Keystone.CacheDir},
+		config.Option{Name: "cache_ttl", Default: []string{"1800"}, Help: "Seconds a kept Keystone token is reused before a new one is asked for.", Into: &c.Keystone.CacheTTL})...)
 	for _, r := range registry {
 		opts = append(opts, c.Sources[r.Name].Options()...)
 	}
-	return config.Set{Prog: "os-collect-config", Version: version.Reference, Basename: "os-collect-config.conf", Options: opts}
+	return config.Set{Prog: "os-collect-config", Version: version.Reference, Basename: "os-collect-config.conf", Options: opts, Titles: titles, Describe: describe}
 }
 
 // Parse builds the configuration from the command line (without the

@@ -35,8 +35,8 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [request]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name,
-		config.Option{Name: "metadata-url", Into: &c.MetadataURL},
-		config.Option{Name: "timeout", Default: []string{"10"}, Into: &c.Timeout})
+		config.Option{Name: "metadata-url", Help: "The URL the metadata document is fetched from (such as Heat's pre-signed Swift TempURL).", Into: &c.MetadataURL},
+		config.Option{Name: "timeout", Default: []string{"10"}, Help: "Seconds to wait for a connection and for each read from the server.", Into: &c.Timeout})
 }
 
 // New builds the collector.

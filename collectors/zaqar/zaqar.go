@@ -42,11 +42,11 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [zaqar]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name, append(collectors.KeystoneOptions(&c.Creds),
-		config.Option{Name: "queue-id", Into: &c.QueueID},
-		config.Option{Name: "use-websockets", Default: []string{"false"}, Into: &c.UseWebsockets},
-		config.Option{Name: "region-name", Into: &c.RegionName},
-		config.Option{Name: "ssl-certificate-validation", Default: []string{"false"}, Into: &c.SSLCertificateValidation},
-		config.Option{Name: "ca-file", Into: &c.CAFile})...)
+		config.Option{Name: "queue-id", Help: "The Zaqar queue that Heat posts the node's metadata to.", Into: &c.QueueID},
+		config.Option{Name: "use-websockets", Default: []string{"false"}, Help: "Talk to Zaqar over a websocket rather than HTTP.", Into: &c.UseWebsockets},
+		config.Option{Name: "region-name", Help: "The region whose Zaqar endpoint is used, from the Keystone catalog.", Into: &c.RegionName},
+		config.Option{Name: "ssl-certificate-validation", Default: []string{"false"}, Help: "Verify Zaqar's TLS certificate.", Into: &c.SSLCertificateValidation},
+		config.Option{Name: "ca-file", Help: "A CA certificate file to verify Zaqar's TLS certificate with.", Into: &c.CAFile})...)
 }
 
 // New builds the collector. Requests get 30 s each; Keystone's are

@@ -15,7 +15,7 @@ import (
 )
 
 // Hook is the ansible hook.
-var Hook = hooks.Hook{Group: "ansible", Run: Run}
+var Hook = hooks.Hook{Group: "ansible", Summary: "runs the config as an Ansible playbook", Run: Run}
 
 // Settings, with their defaults.
 const (

@@ -17,7 +17,7 @@ import (
 )
 
 // Hook is the puppet hook.
-var Hook = hooks.Hook{Group: "puppet", Run: Run}
+var Hook = hooks.Hook{Group: "puppet", Summary: "applies the config as a Puppet manifest", Run: Run}
 
 // Settings, with their defaults.
 const (

@@ -14,7 +14,7 @@ import (
 )
 
 // Hook is the script hook.
-var Hook = hooks.Hook{Group: "script", Run: Run}
+var Hook = hooks.Hook{Group: "script", Summary: "runs the config as a script", Run: Run}
 
 // Settings, with their defaults.
 const (

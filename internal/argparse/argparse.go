@@ -30,6 +30,9 @@ type Option struct {
 	Kind    Kind
 	Metavar string
 	Help    string
+	// Group titles the section of the help the option is listed in
+	// ("Heat Metadata options"); "" is the first, "options".
+	Group string
 }
 
 // Parser holds a program's options.
@@ -42,8 +45,19 @@ type Parser struct {
 	// Positional, when set, names where positional arguments go (a
 	// nargs='*' positional); else they are refused.
 	Positional string
-	// Version, when set, is printed by --version.
+	// Version, when set, is printed by --version, and then Build on
+	// Stderr (when both are set): scripts capture the first alone.
 	Version string
+	Build   string
+	Stderr  io.Writer
+	// VersionNotInUsage keeps [--version] out of the usage line (of a
+	// program whose reference had no --version, so that its usage stays
+	// the reference's).
+	VersionNotInUsage bool
+	// PositionalHelp describes the positional arguments, in the help.
+	PositionalHelp string
+	// Manual is what only the manual page says (man.go).
+	Manual Manual
 }
 
 // Result holds what was given: for each option's first long name (or
@@ -248,6 +262,9 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 		posDone = posStarted
 		if a == "--version" && p.Version != "" {
 			fmt.Fprintln(stdout, p.Version)
+			if p.Build != "" && p.Stderr != nil {
+				fmt.Fprintln(p.Stderr, p.Build)
+			}
 			return nil, ErrHelp
 		}
 		name, explicit, hasExplicit := a, "", false
@@ -327,6 +344,9 @@ func (p *Parser) Parse(args []string, stdout io.Writer) (*Result, error) {
 // under the first option.
 func (p *Parser) Usage() string {
 	parts := []string{p.Prog, "[-h]"}
+	if p.Version != "" && !p.VersionNotInUsage {
+		parts = append(parts, "[--version]")
+	}
 	for _, o := range p.Options {
 		n := o.Names[0]
 		switch o.Kind {
@@ -337,6 +357,9 @@ func (p *Parser) Usage() string {
 		case Many:
 			parts = append(parts, fmt.Sprintf("[%s [%s ...]]", n, o.metavar()))
 		}
+	}
+	if p.Positional != "" {
+		parts = append(parts, fmt.Sprintf("[%s ...]", p.Positional))
 	}
 	const prefix = "usage: "
 	cols := p.Columns
@@ -383,34 +406,102 @@ func (o *Option) metavar() string {
 	return strings.ToUpper(strings.ReplaceAll(strings.TrimLeft(o.Names[len(o.Names)-1], "-"), "-", "_"))
 }
 
-// Help is the text printed for -h.
+// Help is the text printed for -h: the usage, the description, then
+// each option with its help wrapped to Columns, under its group's title.
 func (p *Parser) Help() string {
 	var b strings.Builder
 	b.WriteString(p.Usage())
 	b.WriteString("\n\n")
 	if p.Description != "" {
-		b.WriteString(p.Description)
-		b.WriteString("\n\n")
+		for _, para := range strings.Split(p.Description, "\n\n") {
+			b.WriteString(strings.Join(wrap(para, p.columns()-2), "\n"))
+			b.WriteString("\n\n")
+		}
 	}
-	b.WriteString("options:\n  -h, --help            show this help message and exit\n")
+	if p.Positional != "" {
+		b.WriteString("positional arguments:\n")
+		p.item(&b, p.Positional, p.PositionalHelp)
+		b.WriteString("\n")
+	}
+	b.WriteString("options:\n")
+	p.item(&b, "-h, --help", "show this help message and exit")
+	if p.Version != "" {
+		p.item(&b, "--version", p.versionHelp())
+	}
+	group := ""
 	for _, o := range p.Options {
-		var names []string
-		for _, n := range o.Names {
-			switch o.Kind {
-			case Flag:
-				names = append(names, n)
-			case One, Append:
-				names = append(names, n+" "+o.metavar())
-			case Many:
-				names = append(names, fmt.Sprintf("%s [%s ...]", n, o.metavar()))
-			}
+		if o.Group != group {
+			group = o.Group
+			fmt.Fprintf(&b, "\n%s:\n", group)
 		}
-		left := "  " + strings.Join(names, ", ")
-		if len(left) < 24 {
-			fmt.Fprintf(&b, "%-24s%s\n", left, o.Help)
-		} else {
-			fmt.Fprintf(&b, "%s\n                        %s\n", left, o.Help)
-		}
+		p.item(&b, strings.Join(o.Spellings(), ", "), o.Help)
 	}
 	return b.String()
+}
+
+// Spellings are the option's names with their metavar, as the help lists
+// them ("-t TEMPLATE_ROOT", "--templates TEMPLATE_ROOT").
+func (o *Option) Spellings() []string {
+	var names []string
+	for _, n := range o.Names {
+		switch o.Kind {
+		case Flag:
+			names = append(names, n)
+		case One, Append:
+			names = append(names, n+" "+o.metavar())
+		case Many:
+			names = append(names, fmt.Sprintf("%s [%s ...]", n, o.metavar()))
+		}
+	}
+	return names
+}
+
+func (p *Parser) columns() int {
+	if p.Columns <= 0 {
+		return 80
+	}
+	return p.Columns
+}
+
+// item writes one entry of the help: its names in a 24-column margin
+// (on a line of their own when longer), then its help wrapped.
+func (p *Parser) item(b *strings.Builder, left, help string) {
+	left = "  " + left
+	const margin = 24
+	lines := wrap(help, max(p.columns()-2-margin, 11))
+	if len(lines) == 0 {
+		b.WriteString(strings.TrimRight(left, " ") + "\n")
+		return
+	}
+	if len(left) < margin {
+		fmt.Fprintf(b, "%-24s%s\n", left, lines[0])
+		lines = lines[1:]
+	} else {
+		b.WriteString(left + "\n")
+	}
+	for _, l := range lines {
+		b.WriteString(strings.Repeat(" ", margin) + l + "\n")
+	}
+}
+
+// wrap breaks text into lines of at most width columns at spaces (a word
+// longer than width stands alone).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case len(line)+1+len(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }

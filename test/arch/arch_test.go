@@ -23,7 +23,7 @@ var rules = []struct {
 	pkg string
 	may []string
 }{
-	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "status", "internal/exitcode"}},
+	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "status", "internal/exitcode", "internal/argparse", "internal/version"}},
 	{"collectors/occ", []string{"collectors/...", "systemd", "internal/..."}},
 	{"collectors", []string{"collectors/cache", "collectors/config", "internal/..."}},
 	{"collectors/merger", []string{"collectors", "internal/..."}},

@@ -6,11 +6,14 @@
 package install
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -195,4 +198,55 @@ func env(d string, extra ...string) []string {
 		"HEAT_CONFIG_HOOKS="+filepath.Join(d, "usr/libexec/heat-config/hooks"),
 		"HEAT_CONFIG_NOTIFY="+filepath.Join(d, "usr/bin/heat-config-notify"),
 	), extra...)
+}
+
+// Each program in usr/bin has its manual page, gzipped, a page that
+// names the program and documents its options.
+func TestManualPages(t *testing.T) {
+	d := installed(t)
+	bins, err := os.ReadDir(filepath.Join(d, "usr/bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bins {
+		p := filepath.Join(d, "usr/share/man/man1", b.Name()+".1.gz")
+		f, err := os.Open(p)
+		if err != nil {
+			t.Errorf("%s has no manual page: %v", b.Name(), err)
+			continue
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		page, err := io.ReadAll(zr)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		title := ".TH \"" + strings.ToUpper(b.Name()) + "\" 1 "
+		if !strings.HasPrefix(string(page), title) || !strings.Contains(string(page), ".SH OPTIONS\n") {
+			t.Errorf("%s: not the page of %s:\n%.200s", p, b.Name(), page)
+		}
+	}
+}
+
+// Each program in usr/bin has a bash completion, which bash-completion
+// finds by the command's name.
+func TestBashCompletions(t *testing.T) {
+	d := installed(t)
+	bins, err := os.ReadDir(filepath.Join(d, "usr/bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bins {
+		data, err := os.ReadFile(filepath.Join(d, "usr/share/bash-completion/completions", b.Name()))
+		if err != nil {
+			t.Errorf("%s has no completion: %v", b.Name(), err)
+			continue
+		}
+		if !strings.Contains(string(data), "complete -o default -F _tripleo_agent ") || !strings.Contains(strings.ReplaceAll(string(data), "\n", " "), " "+b.Name()+" ") {
+			t.Errorf("%s: the completion does not complete it", b.Name())
+		}
+	}
 }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/tripleo-go/agent/collectors/occ"
+	"github.com/tripleo-go/agent/internal/argparse"
+)
+
+// binPrograms are the names make install puts in bin (tripleo-agent and
+// the Makefile's PROGRAMS, which a test compares): the commands that get
+// a completion and a manual page.
+var binPrograms = []string{"tripleo-agent", "os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts",
+	"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status"}
+
+// bashCompletion is a bash completion script for tripleo-agent and each
+// of its programs, made from the parsers their help comes from: options
+// after a dash (those taking a value then complete file names), the
+// collectors for os-collect-config's other words, the programs for
+// tripleo-agent's first.
+func bashCompletion(w io.Writer) {
+	fmt.Fprintln(w, "# bash completion for tripleo-agent and its programs; made by tripleo-agent --completion bash")
+	fmt.Fprintln(w, "_tripleo_agent() {")
+	fmt.Fprintln(w, `	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} prog=${1##*/} opts= valued= words=`)
+	fmt.Fprintln(w, `	if [[ $prog == tripleo-agent && $COMP_CWORD -ge 2 && -n ${COMP_WORDS[1]} && ${COMP_WORDS[1]} != -* ]]; then prog=${COMP_WORDS[1]}; fi`)
+	fmt.Fprintln(w, `	case $prog in`)
+	names := append(programNames(), "tripleo-agent")
+	for _, name := range names {
+		var p *argparse.Parser
+		if name == "tripleo-agent" {
+			p = agentCLI()
+		} else {
+			p = manuals[name]()
+		}
+		opts, valued := optionWords(p)
+		words := ""
+		switch name {
+		case "tripleo-agent":
+			words = strings.Join(programNames(), " ")
+		case "os-collect-config":
+			words = strings.Join(occ.Collectors(), " ")
+		}
+		fmt.Fprintf(w, "\t%s) opts=%q valued=%q words=%q ;;\n", name, strings.Join(opts, " "), " "+strings.Join(valued, " ")+" ", words)
+	}
+	fmt.Fprintln(w, `	*) return ;;`)
+	fmt.Fprintln(w, `	esac`)
+	fmt.Fprintln(w, `	if [[ $valued == *" $prev "* ]]; then COMPREPLY=(); return; fi`)
+	fmt.Fprintln(w, `	if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$opts" -- "$cur")); return; fi`)
+	fmt.Fprintln(w, `	COMPREPLY=($(compgen -W "$words" -- "$cur"))`)
+	fmt.Fprintln(w, "}")
+	// Only the names in bin: a hook's name (script, puppet, ansible) is
+	// another tool's on the PATH.
+	fmt.Fprintf(w, "complete -o default -F _tripleo_agent %s\n", strings.Join(binPrograms, " "))
+}
+
+// optionWords are every spelling of the parser's options, and those of
+// the ones that take a value.
+func optionWords(p *argparse.Parser) (opts, valued []string) {
+	opts = []string{"-h", "--help"}
+	if p.Version != "" {
+		opts = append(opts, "--version")
+	}
+	for _, o := range p.Options {
+		opts = append(opts, o.Names...)
+		if o.Kind != argparse.Flag {
+			valued = append(valued, o.Names...)
+		}
+	}
+	slices.Sort(opts)
+	return slices.Compact(opts), valued
+}
