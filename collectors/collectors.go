@@ -105,7 +105,7 @@ type Shared struct {
 // HTTP is the HTTP policy's options for a collector whose requests take
 // at most timeout each: the body cap, and two retries with backoff.
 func (s Shared) HTTP(timeout time.Duration) httpclient.Options {
-	return httpclient.Options{Timeout: timeout, MaxBody: s.MaxBody, Retries: 2}
+	return httpclient.Options{Timeout: timeout, MaxBody: s.MaxBody, MaxBodyOption: MaxBodyOption, Retries: 2}
 }
 
 // CachePath is the cache file of key (a collector may read back what the
