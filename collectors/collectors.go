@@ -146,7 +146,7 @@ func (s Shared) LastGood(key string) (pyjson.Value, bool) {
 	if err != nil {
 		return nil, false
 	}
-	v, err := pyjson.Loads(data)
+	v, err := pyjson.LoadsOwned(data)
 	return v, err == nil
 }
 

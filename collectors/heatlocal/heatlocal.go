@@ -71,7 +71,7 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 			bad = append(bad, badFile{p, why, fmt.Sprintf("%s %s", p, why)})
 			continue
 		}
-		doc, err := pyos.LoadsJSON(data)
+		doc, err := pyos.LoadsJSONOwned(data) // its strings share data, never written again
 		data = nil
 		if err != nil {
 			bad = append(bad, badFile{p, fmt.Sprintf("not valid JSON (%v)", err), fmt.Sprintf("%s is not valid JSON (%v)", p, err)})
