@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/tripleo-go/agent/collectors/cache"
@@ -61,6 +63,27 @@ func Cause(err error) error {
 	return nil
 }
 
+// ErrDegraded is a source that answered, but with some of its files
+// unreadable: their keys keep their last committed data, or are left out
+// when they have none (the status record says "degraded").
+var ErrDegraded = errors.New("degraded")
+
+// Degraded is the error of a source whose entries are good but
+// incomplete, for reasons (one per file, naming it): the loop uses the
+// entries as any others and marks the source degraded with the reasons.
+// Nil when there are no reasons.
+func Degraded(reasons []string) error {
+	if len(reasons) == 0 {
+		return nil
+	}
+	return &degraded{reasons}
+}
+
+type degraded struct{ reasons []string }
+
+func (d *degraded) Error() string { return strings.Join(d.reasons, "; ") }
+func (d *degraded) Unwrap() error { return ErrDegraded }
+
 // Config is one collector's configuration.
 type Config interface {
 	// Options are the options of its group, pointing into it.
@@ -105,12 +128,27 @@ type Shared struct {
 // HTTP is the HTTP policy's options for a collector whose requests take
 // at most timeout each: the body cap, and two retries with backoff.
 func (s Shared) HTTP(timeout time.Duration) httpclient.Options {
-	return httpclient.Options{Timeout: timeout, MaxBody: s.MaxBody, Retries: 2}
+	return httpclient.Options{Timeout: timeout, MaxBody: s.MaxBody, MaxBodyOption: MaxBodyOption, Retries: 2}
 }
 
 // CachePath is the cache file of key (a collector may read back what the
 // cache holds of it).
 func (s Shared) CachePath(key string) string { return (&cache.Cache{Dir: s.CacheDir}).Path(key) }
+
+// LastGood is the content key was last committed with (its KEY.json.last
+// in the cache, which a command exited 0 with), and whether there is
+// one: what a local source keeps of a file it cannot read.
+func (s Shared) LastGood(key string) (pyjson.Value, bool) {
+	if s.CacheDir == "" || cache.CheckName(key) != nil {
+		return nil, false
+	}
+	data, err := os.ReadFile(s.CachePath(key) + ".last")
+	if err != nil {
+		return nil, false
+	}
+	v, err := pyjson.LoadsOwned(data)
+	return v, err == nil
+}
 
 // Keystone is a session for creds, through client, that keeps its token
 // as [keystone] says.

@@ -7,6 +7,7 @@
 package cache
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -76,6 +77,12 @@ func (c *Cache) Path(name string) string { return pypath.Join(c.Dir, name+".json
 // was never stored before, has no committed (.last) content, or its
 // committed content is not equal as JSON (key order and formatting do
 // not count; 1 == 1.0 == true, as in Python).
+//
+// The text is streamed, never held: compared with the file already there
+// as it is encoded, and written only when it differs; the .last is
+// compared byte for byte, and parsed only when its bytes differ (what a
+// byte compare cannot tell: equal JSON written otherwise). A 100 MB key
+// costs its parsed document and buffers, not four more copies of it.
 func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path string, err error) {
 	if err := CheckName(name); err != nil {
 		return false, "", err
@@ -84,29 +91,32 @@ func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path str
 		return false, "", err
 	}
 	path = c.Path(name)
-	data := []byte(pyjson.DumpsIndent(content, 1))
+	encode := func(w *bufio.Writer) error { return pyjson.WriteIndent(w, content, 1) }
 	orig := path + ".orig"
 	if _, err := os.Stat(orig); errors.Is(err, fs.ErrNotExist) {
-		if err := c.write(orig, data); err != nil {
+		if err := c.writeWith(orig, encode); err != nil {
 			return false, "", err
 		}
 		changed = true
 	}
 	// An identical file is left alone (the reference rewrote every key on
 	// every pass): no mtime churn, nothing to sync.
-	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, data) {
-		if err := c.write(path, data); err != nil {
+	if !sameBytes(path, encode) {
+		if err := c.writeWith(path, encode); err != nil {
 			return false, "", err
 		}
 	}
 	if changed {
 		return true, path, nil
 	}
+	if same, err := sameFiles(path, path+".last"); err != nil || same {
+		return err != nil, path, nil // no .last (or unreadable): a change
+	}
 	last, err := os.ReadFile(path + ".last")
 	if err != nil {
 		return true, path, nil
 	}
-	then, err := pyjson.Loads(last)
+	then, err := pyjson.LoadsOwned(last)
 	if err != nil {
 		return true, path, nil // an unreadable .last is a change, not a crash
 	}
@@ -121,20 +131,26 @@ func (c *Cache) Committed(name string) bool {
 }
 
 // Commit records name's current content as the last one a command ran
-// with successfully.
+// with successfully (a copy of its file, streamed).
 func (c *Cache) Commit(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
 	path := c.Path(name)
-	data, err := os.ReadFile(path)
+	src, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	return c.write(path+".last", data)
+	defer src.Close()
+	return c.writeWith(path+".last", func(w *bufio.Writer) error {
+		if _, err := w.ReadFrom(src); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 }
 
 // StoreMetaList writes os_config_files.json: the JSON list of the files of
@@ -183,6 +199,96 @@ func (c *Cache) write(path string, data []byte) error {
 	return writeAtomic(path, data)
 }
 
+// writeWith is write for content that fill streams (and flushes).
+func (c *Cache) writeWith(path string, fill func(*bufio.Writer) error) error {
+	c.dirty = true
+	return writeAtomicWith(path, fill)
+}
+
+// sameBytes reports whether the file at path holds exactly what encode
+// writes, comparing as it goes (nothing is held; a difference stops the
+// reading, though encode runs to its end).
+func sameBytes(path string, encode func(*bufio.Writer) error) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	cmp := &comparer{r: bufio.NewReaderSize(f, 64<<10), same: true}
+	if err := encode(bufio.NewWriterSize(cmp, 64<<10)); err != nil || !cmp.same {
+		return false
+	}
+	_, err = cmp.r.ReadByte()
+	return err == io.EOF // and not longer
+}
+
+// comparer is an io.Writer that checks what is written against r.
+type comparer struct {
+	r    *bufio.Reader
+	buf  []byte
+	same bool
+}
+
+func (c *comparer) Write(p []byte) (int, error) {
+	if !c.same {
+		return len(p), nil
+	}
+	if cap(c.buf) < len(p) {
+		c.buf = make([]byte, len(p))
+	}
+	b := c.buf[:len(p)]
+	if _, err := io.ReadFull(c.r, b); err != nil || !bytes.Equal(b, p) {
+		c.same = false
+	}
+	return len(p), nil
+}
+
+// sameFiles reports whether files a and b hold the same bytes, reading
+// both a block at a time; b missing is not the same (no error).
+func sameFiles(a, b string) (bool, error) {
+	fb, err := os.Open(b)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer fb.Close()
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, err
+	}
+	defer fa.Close()
+	sa, err := fa.Stat()
+	if err != nil {
+		return false, err
+	}
+	sb, err := fb.Stat()
+	if err != nil {
+		return false, err
+	}
+	if sa.Size() != sb.Size() {
+		return false, nil
+	}
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, errA := io.ReadFull(fa, ba)
+		nb, errB := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		if errA == io.EOF || errA == io.ErrUnexpectedEOF {
+			return errB == io.EOF || errB == io.ErrUnexpectedEOF, nil
+		}
+		if errA != nil {
+			return false, errA
+		}
+		if errB != nil {
+			return false, errB
+		}
+	}
+}
+
 // Staged writes are hidden and named after the program, so that the next
 // pass can tell its leftovers (a pass killed between the write and the
 // rename) from anything else, and remove them: the reference's "tmpXXX"
@@ -219,12 +325,21 @@ func (c *Cache) RemoveLeftovers() []string {
 // renames it over path: readers see the old or the new file, never a part.
 // Durability is Sync's, once per pass.
 func writeAtomic(path string, data []byte) error {
+	return writeAtomicWith(path, func(w *bufio.Writer) error {
+		w.Write(data)
+		return w.Flush()
+	})
+}
+
+// writeAtomicWith is writeAtomic for content that fill streams into the
+// temporary file (and flushes).
+func writeAtomicWith(path string, fill func(*bufio.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), stagePattern)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
+	if err := fill(bufio.NewWriterSize(tmp, 64<<10)); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tripleo-go/agent/internal/difftest"
@@ -173,5 +174,68 @@ func TestBackupCopiesTheCache(t *testing.T) {
 	}
 	if st, err := os.Stat(dir + "/backup/ec2.json"); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("backup %v %v", st, err)
+	}
+}
+
+// Store streams: a key stored again with the same content leaves its file
+// alone (same inode: not rewritten), and with equal JSON written
+// otherwise in .last (another key order) it has not changed; a changed
+// content replaces the file. Commit copies the file's bytes to .last.
+func TestStoreStreamsAndComparesBytes(t *testing.T) {
+	c := &Cache{Dir: filepath.Join(t.TempDir(), "cache")}
+	doc := func(s string) pyjson.Value {
+		v, err := pyjson.Loads([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	inode := func(p string) uint64 {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	for i, step := range []struct {
+		content string
+		commit  bool
+		last    string // written as .last before the store, when not ""
+		changed bool
+		same    bool // the file is not rewritten
+	}{
+		{`{"a": 1, "b": [1, 2]}`, true, "", true, false},
+		{`{"a": 1, "b": [1, 2]}`, false, "", false, true},
+		{`{"b": [1, 2], "a": 1}`, false, "", false, false},
+		{`{"a": 1, "b": [1, 2]}`, false, "{\"b\": [1, 2], \"a\": 1.0}", false, false},
+		{`{"a": 2}`, false, "", true, false},
+	} {
+		path := c.Path("k")
+		var before uint64
+		if i > 0 {
+			before = inode(path)
+		}
+		if step.last != "" {
+			os.WriteFile(path+".last", []byte(step.last), 0o600)
+		}
+		changed, _, err := c.Store("k", doc(step.content))
+		if err != nil || changed != step.changed {
+			t.Fatalf("step %d: changed %v, %v; want %v", i, changed, err, step.changed)
+		}
+		data, _ := os.ReadFile(path)
+		if want := pyjson.DumpsIndent(doc(step.content), 1); string(data) != want {
+			t.Fatalf("step %d: file %q, want %q", i, data, want)
+		}
+		if i > 0 && (inode(path) == before) != step.same {
+			t.Fatalf("step %d: file left alone %v, want %v", i, inode(path) == before, step.same)
+		}
+		if step.commit {
+			if err := c.Commit("k"); err != nil {
+				t.Fatal(err)
+			}
+			if last, _ := os.ReadFile(path + ".last"); string(last) != string(data) {
+				t.Fatalf("step %d: .last %q, want %q", i, last, data)
+			}
+		}
 	}
 }

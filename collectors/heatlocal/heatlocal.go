@@ -5,9 +5,11 @@ package heatlocal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
@@ -31,8 +33,8 @@ func (c *Config) Options() []config.Option {
 }
 
 // New builds the collector.
-func (c *Config) New(_ collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	return &Collector{Paths: c.Path, Log: log}, nil
+func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	return &Collector{Paths: c.Path, Log: log, Shared: shared}, nil
 }
 
 // Watch is the files: heat-cfntools writes them on this machine.
@@ -42,34 +44,67 @@ func (c *Config) Watch() (dirs, files []string) { return nil, c.Path }
 type Collector struct {
 	Paths []string
 	Log   *slog.Logger
+	// Shared gives the cache, whose last committed data a bad file keeps
+	// (none when its CacheDir is empty).
+	Shared collectors.Shared
 }
 
 // Collect merges the files that exist, in order, with a shallow update
-// (later files' top-level keys win). Files that are not JSON are skipped
-// with the reference's line. Nothing collected means not available.
+// (later files' top-level keys win). Nothing collected means not
+// available. A file that exists but cannot be used (unreadable, not JSON,
+// not a regular file) makes the source degraded:
+// the key keeps, whole, the data it was last committed with (read back
+// from the cache), with one WARNING naming the file, rather than a merge
+// without that file's keys; a key never committed is the merge of the
+// other files, with the reference's lines.
 func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	var merged pyjson.Value
+	type badFile struct{ path, why, line string }
+	var bad []badFile
 	for _, p := range c.Paths {
 		data, err := collectors.ReadFile(p)
 		if err != nil {
 			if _, statErr := os.Stat(p); statErr != nil {
 				continue // missing, as os.path.exists says
 			}
-			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", p, pyos.ErrorString(err, p)))
+			why := fmt.Sprintf("cannot be read (%s)", pyos.ErrorString(err, p))
+			bad = append(bad, badFile{p, why, fmt.Sprintf("%s %s", p, why)})
 			continue
 		}
-		doc, err := pyos.LoadsJSON(data)
+		doc, err := pyos.LoadsJSONOwned(data) // its strings share data, never written again
+		data = nil
 		if err != nil {
-			c.Log.Info(fmt.Sprintf("%s is not valid JSON (%v)", p, err))
+			bad = append(bad, badFile{p, fmt.Sprintf("not valid JSON (%v)", err), fmt.Sprintf("%s is not valid JSON (%v)", p, err)})
 			continue
 		}
 		merged = update(merged, doc)
 	}
+	var reasons []string
+	if len(bad) > 0 {
+		if doc, ok := c.Shared.LastGood(Name); ok {
+			for _, b := range bad {
+				c.Log.Warn(fmt.Sprintf("%s: %s; keeping the data key %s was last committed with", b.path, b.why, Name))
+				reasons = append(reasons, fmt.Sprintf("%s: %s; kept the last committed data", b.path, b.why))
+			}
+			return []collectors.Entry{{Name: Name, Content: doc}}, collectors.Degraded(reasons)
+		}
+		for _, b := range bad {
+			if strings.Contains(b.why, "valid JSON") {
+				c.Log.Info(b.line) // the reference's level
+			} else {
+				c.Log.Error(b.line)
+			}
+			reasons = append(reasons, fmt.Sprintf("%s: %s; left out of key %s (never committed)", b.path, b.why, Name))
+		}
+	}
 	if !pyjson.Truthy(merged) {
 		c.Log.Info(fmt.Sprintf("Local metadata not found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))))
+		if len(reasons) > 0 {
+			return nil, collectors.Unavailable(errors.New(strings.Join(reasons, "; ")))
+		}
 		return nil, collectors.ErrNotAvailable
 	}
-	return []collectors.Entry{{Name: Name, Content: merged}}, nil
+	return []collectors.Entry{{Name: Name, Content: merged}}, collectors.Degraded(reasons)
 }
 
 // update is Python's "final.update(value) if final else value" for the

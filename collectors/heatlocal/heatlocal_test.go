@@ -80,3 +80,56 @@ func TestFIFOIsSkipped(t *testing.T) {
 		t.Fatalf("log lacks %q:\n%s", want, log.String())
 	}
 }
+
+// Deliberate fix (issue 22): a file that exists but cannot be used keeps
+// the heat_local key's last committed data whole (not a merge without
+// that file's keys), with a WARNING naming the file, and degrades the
+// source; never committed, the other files are merged as the reference
+// does, and the source is still degraded.
+func TestBadFileKeepsLastCommittedData(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		files     map[string]string
+		committed bool
+		want      string // the entry's content; "" for unavailable
+		why       string
+	}{
+		{"truncated, committed", map[string]string{"a": `{"x": 1}`, "b": `{"y": `}, true, `{"kept": 1}`, "b: not valid JSON"},
+		{"truncated, never committed", map[string]string{"a": `{"x": 1}`, "b": `{"y": `}, false, `{"x": 1}`, "b: not valid JSON"},
+		{"only file truncated, never committed", map[string]string{"b": `{"y": `}, false, "", "b: not valid JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			for n, body := range tc.files {
+				os.WriteFile(d+"/"+n, []byte(body), 0o644)
+			}
+			os.Mkdir(d+"/cache", 0o700)
+			if tc.committed {
+				os.WriteFile(d+"/cache/heat_local.json.last", []byte("{\n \"kept\": 1\n}"), 0o600)
+			}
+			var log strings.Builder
+			c := &Collector{Paths: []string{d + "/a", d + "/b"}, Log: logging.New(&log, logging.Options{}),
+				Shared: collectors.Shared{CacheDir: d + "/cache"}}
+			entries, err := c.Collect(context.Background())
+			if err == nil || !strings.Contains(err.Error(), d+"/"+tc.why) {
+				t.Fatalf("error %v, want one naming %s/%s", err, d, tc.why)
+			}
+			if tc.want == "" {
+				if !errors.Is(err, collectors.ErrNotAvailable) {
+					t.Fatalf("error %v, want unavailable", err)
+				}
+				return
+			}
+			if !errors.Is(err, collectors.ErrDegraded) {
+				t.Fatalf("error %v, want degraded", err)
+			}
+			if len(entries) != 1 || pyjson.Dumps(entries[0].Content) != tc.want {
+				t.Fatalf("entries %v, want %s", entries, tc.want)
+			}
+			warned := strings.Contains(log.String(), "WARNING") && strings.Contains(log.String(), d+"/b: ")
+			if warned != tc.committed {
+				t.Errorf("WARNING naming the file: %v, want %v:\n%s", warned, tc.committed, log.String())
+			}
+		})
+	}
+}

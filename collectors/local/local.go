@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/tripleo-go/agent/collectors"
@@ -35,8 +36,8 @@ func (c *Config) Options() []config.Option {
 }
 
 // New builds the collector.
-func (c *Config) New(_ collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	return &Collector{Paths: c.Path, Log: log}, nil
+func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+	return &Collector{Paths: c.Path, Log: log, Shared: shared}, nil
 }
 
 // Watch is the directories: any file in them may change.
@@ -46,33 +47,54 @@ func (c *Config) Watch() (dirs, files []string) { return c.Path, nil }
 type Collector struct {
 	Paths []string
 	Log   *slog.Logger
+	// Shared gives the cache, whose last committed data a bad file keeps
+	// (none when its CacheDir is empty).
+	Shared collectors.Shared
 }
 
-// Collect reads every directory. Unlike the reference, a file that is not
-// JSON or is world-writable, or a directory owned by another user or
-// world-writable, is skipped with the reference's error line, and the
-// other files are still collected (the reference dropped the whole
-// collector, and with it every local key); so is a file that is not a
-// regular one (a FIFO hung the reference, and SIGTERM could not stop it).
+// Collect reads every directory. Unlike the reference, a file that cannot
+// be used (not JSON, unreadable, world-writable,
+// not a regular file, or in a directory owned by another user or
+// world-writable) does not make the whole collector unavailable: its key
+// keeps the data it was last committed with, read back from the cache,
+// with one WARNING naming the file, and the other files are collected as
+// usual. A key never committed is left out, with the reference's error
+// line. Either way the source is degraded (collectors.Degraded), naming
+// the file. A FIFO hung the reference, and SIGTERM could not stop it.
 func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	if len(c.Paths) == 0 {
 		return nil, collectors.ErrNotAvailable
 	}
 	var out []collectors.Entry
+	var reasons []string
+	// bad keeps name's last committed data for the file at path, which
+	// cannot be used because of why (logged as line, the reference's
+	// wording, when there is nothing to keep).
+	bad := func(name, path, why, line string) {
+		if doc, ok := c.Shared.LastGood(name); ok {
+			c.Log.Warn(fmt.Sprintf("%s: %s; keeping the data key %s was last committed with", path, why, name))
+			reasons = append(reasons, fmt.Sprintf("%s: %s; kept the last committed data", path, why))
+			out = append(out, collectors.Entry{Name: name, Content: doc})
+			return
+		}
+		if line != "" {
+			c.Log.Error(line)
+		}
+		reasons = append(reasons, fmt.Sprintf("%s: %s; key %s not collected (never committed)", path, why, name))
+	}
 	for _, dir := range c.Paths {
 		st, err := os.Stat(dir)
 		if err != nil {
 			c.Log.Warn(fmt.Sprintf("%s not found. Skipping", dir))
 			continue
 		}
-		if insecure(c.Log, dir, st) {
-			continue
-		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", dir, pyos.ErrorString(err, dir)))
+			reasons = append(reasons, fmt.Sprintf("%s cannot be read (%s)", dir, pyos.ErrorString(err, dir)))
 			continue
 		}
+		insecureDir := insecure(c.Log, dir, st)
 		for _, e := range entries {
 			name := e.Name()
 			if name[0] == '.' {
@@ -83,23 +105,33 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 			if err != nil || fst.IsDir() {
 				continue
 			}
+			if insecureDir != "" {
+				bad(name, path, "in a directory that "+insecureDir, "") // the directory's line said it
+				continue
+			}
 			if fst.Mode().Perm()&0o002 != 0 {
-				c.Log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", path))
+				line := fmt.Sprintf("%s is world writable. This is a security risk.", path)
+				bad(name, path, "world writable, a security risk", line)
 				continue
 			}
 			data, err := collectors.ReadFile(path)
 			if errors.Is(err, collectors.ErrNotRegular) {
-				c.Log.Error(err.Error() + "; skipped")
+				bad(name, path, strings.TrimPrefix(err.Error(), path+" is "), err.Error()+"; skipped")
 				continue
 			}
 			if err == nil {
 				var doc pyjson.Value
-				if doc, err = pyos.LoadsJSON(data); err == nil {
+				doc, err = pyos.LoadsJSONOwned(data) // its strings share data, never written again
+				data = nil                           // the document is all that is kept
+				if err == nil {
 					out = append(out, collectors.Entry{Name: name, Content: doc})
 					continue
 				}
+				bad(name, path, fmt.Sprintf("not valid JSON (%v)", err), fmt.Sprintf("%s is not valid JSON (%v)", path, err))
+				continue
 			}
-			c.Log.Error(fmt.Sprintf("%s is not valid JSON (%v)", path, err))
+			why := fmt.Sprintf("cannot be read (%s)", pyos.ErrorString(err, path))
+			bad(name, path, why, path+" "+why)
 		}
 	}
 	if len(out) == 0 {
@@ -107,20 +139,21 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	}
 	// The reference sorts by name in the C locale: bytewise, stable.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, collectors.Degraded(reasons)
 }
 
 // insecure reports (with the reference's lines) a directory another user
-// owns or anyone may write to; group-writable is allowed.
-func insecure(log *slog.Logger, dir string, st os.FileInfo) bool {
-	bad := false
+// owns or anyone may write to; group-writable is allowed. It returns what
+// is wrong with it ("" when nothing is).
+func insecure(log *slog.Logger, dir string, st os.FileInfo) string {
+	var bad []string
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
 		log.Error(fmt.Sprintf("%s is owned by another user. This is a security risk.", dir))
-		bad = true
+		bad = append(bad, "is owned by another user")
 	}
 	if st.Mode().Perm()&0o002 != 0 {
 		log.Error(fmt.Sprintf("%s is world writable. This is a security risk.", dir))
-		bad = true
+		bad = append(bad, "is world writable")
 	}
-	return bad
+	return strings.Join(bad, " and ")
 }

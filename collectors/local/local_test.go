@@ -158,3 +158,81 @@ func TestNoPathsIsUnavailable(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// Deliberate fix (issue 22): a file that cannot be used keeps the data
+// its key was last committed with (KEY.json.last in the cache), with one
+// WARNING naming the file, and the source is degraded naming it; a key
+// never committed is left out, as before, and still degrades the source.
+// The reference made the whole collector unavailable.
+func TestBadFileKeepsLastCommittedData(t *testing.T) {
+	const last = "{\n \"kept\": \"last good\"\n}"
+	for _, tc := range []struct {
+		name      string
+		setup     func(t *testing.T, dir string) // dir holds the file "key"
+		committed bool
+		why       string // in the WARNING and the reason
+		want      string // the entries, when not good's and key's
+	}{
+		{"truncated JSON", func(t *testing.T, d string) { write(t, d+"/key", `{"a": [1, `, 0o644) }, true, "not valid JSON", ""},
+		{"empty file", func(t *testing.T, d string) { write(t, d+"/key", ``, 0o644) }, true, "not valid JSON", ""},
+		{"world-writable file", func(t *testing.T, d string) { write(t, d+"/key", `{"a": 1}`, 0o666) }, true, "world writable", ""},
+		{"FIFO", func(t *testing.T, d string) {
+			if err := syscall.Mkfifo(d+"/key", 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "a FIFO, not a regular file", ""},
+		{"world-writable directory", func(t *testing.T, d string) {
+			write(t, d+"/key", `{"a": 1}`, 0o644)
+			os.Chmod(d, 0o777)
+		}, true, "in a directory that is world writable", `[["key", {"kept": "last good"}]]`}, // good too: never committed
+		{"truncated, never committed", func(t *testing.T, d string) { write(t, d+"/key", `{"a": [1, `, 0o644) }, false, "not valid JSON", ""},
+		{"world-writable, never committed", func(t *testing.T, d string) { write(t, d+"/key", `{"a": 1}`, 0o666) }, false, "world writable", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir, cacheDir := root+"/local", root+"/cache"
+			os.MkdirAll(dir, 0o755)
+			os.MkdirAll(cacheDir, 0o700)
+			write(t, dir+"/good", `{"good": true}`, 0o644)
+			tc.setup(t, dir)
+			if tc.committed {
+				write(t, cacheDir+"/key.json.last", last, 0o600)
+				write(t, cacheDir+"/key.json", "{\n \"newer\": \"never committed\"\n}", 0o600)
+			}
+			var log bytes.Buffer
+			c := &Collector{Paths: []string{dir}, Log: slog.New(slog.NewTextHandler(&log, nil)),
+				Shared: collectors.Shared{CacheDir: cacheDir}}
+			entries, err := c.Collect(context.Background())
+			if !errors.Is(err, collectors.ErrDegraded) || errors.Is(err, collectors.ErrNotAvailable) {
+				t.Fatalf("error %v, want degraded", err)
+			}
+			if !strings.Contains(err.Error(), dir+"/key") || !strings.Contains(err.Error(), tc.why) {
+				t.Errorf("reason %q does not name %s/key and %q", err, dir, tc.why)
+			}
+			want := `[["good", {"good": true}]]`
+			if tc.committed {
+				want = `[["good", {"good": true}], ["key", {"kept": "last good"}]]`
+			}
+			if tc.want != "" {
+				want = tc.want
+			}
+			if got := render(entries, nil); got != want {
+				t.Fatalf("entries %s, want %s", got, want)
+			}
+			warn := "level=WARN msg=\"" + dir + "/key: "
+			if got := strings.Contains(log.String(), warn); got != tc.committed {
+				t.Errorf("WARNING naming the file logged: %v, want %v:\n%s", got, tc.committed, log.String())
+			}
+		})
+	}
+}
+
+// A pass whose files are all good is not degraded.
+func TestGoodFilesAreNotDegraded(t *testing.T) {
+	d := t.TempDir()
+	write(t, d+"/a/good", `{"good": true}`, 0o644)
+	c := &Collector{Paths: []string{d + "/a"}, Log: logging.Discard, Shared: collectors.Shared{CacheDir: d + "/cache"}}
+	if _, err := c.Collect(context.Background()); err != nil {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -36,6 +36,11 @@ func (r *runner) collect(ctx context.Context) collected {
 		switch {
 		case errors.Is(err, collectors.ErrNotConfigured):
 			res.Result = "not-configured"
+		case errors.Is(err, collectors.ErrDegraded):
+			// Its entries are good: some files' keys kept their last
+			// committed data or were left out, which it logged.
+			res.Result, res.Reason = "degraded", err.Error()
+			err = nil
 		case err != nil:
 			res.Result, res.Reason = "unavailable", err.Error()
 		}

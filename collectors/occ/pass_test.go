@@ -3,6 +3,7 @@ package occ
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -353,5 +354,82 @@ func TestDuplicateKeyStoredOnce(t *testing.T) {
 	}
 	if want := `Metadata key "d" is given more than once; only the last one (from local) is stored.`; !strings.Contains(h.messages(), want) {
 		t.Fatalf("no line %q in\n%s", want, h.messages())
+	}
+}
+
+// Issue 22: a truncated local file keeps its key's last committed data
+// (read back from the cache's .last) in OS_CONFIG_FILES and
+// os_config_files.json, in --one-time and after a restart (each run here
+// is a fresh process's runner, with nothing in memory), with a WARNING
+// naming the file, and the status record says the source is degraded,
+// naming the file. Data stored but never committed (its command failed)
+// is not what is kept. The reference's pass ran nothing; ours, before,
+// ran and committed without the key.
+func TestTruncatedLocalFileKeepsLastCommittedData(t *testing.T) {
+	dir := t.TempDir()
+	local, cache, status := dir+"/local", dir+"/cache", dir+"/run"
+	os.MkdirAll(local, 0o755)
+	put := func(name, body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(local, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stderr strings.Builder
+	run := func(command string) error {
+		t.Helper()
+		stderr.Reset()
+		args := []string{"--config-file", "/dev/null", "--one-time", "-c", command, "--cachedir", cache,
+			"--backup-cachedir", dir + "/backup", "--local-path", local, "local"}
+		return Run(context.Background(), args, Env{Stdout: io.Discard, Stderr: &stderr, StatusDir: status})
+	}
+	record := func() agentstate.Collector {
+		t.Helper()
+		var p agentstate.Pass
+		if err := agentstate.Read(filepath.Join(status, agentstate.PassFile), &p); err != nil || len(p.Collectors) != 1 {
+			t.Fatalf("record %+v, %v", p, err)
+		}
+		return p.Collectors[0]
+	}
+	logCalls := `echo "$$OS_CONFIG_FILES" >> ` + dir + `/calls`
+	put("base.json", `{"base": 1}`)
+	put("role.json", `{"role": "compute"}`)
+	if err := run(logCalls); err != nil {
+		t.Fatal(err)
+	}
+	if r := record(); r.Result != "ok" || r.Reason != "" {
+		t.Fatalf("first pass: %+v", r)
+	}
+	// A change whose command fails: stored, never committed.
+	put("base.json", `{"base": 2}`)
+	if err := run("false"); err == nil {
+		t.Fatal("the failing command's pass succeeded")
+	}
+	// Now base.json is cut short while role.json changes.
+	put("base.json", `{"base": `)
+	put("role.json", `{"role": "controller"}`)
+	both := cache + "/base.json.json:" + cache + "/role.json.json"
+	for i, what := range []string{"one-time", "after a restart"} {
+		if err := run(logCalls); err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, stderr.String())
+		}
+		got := calls(t, dir)
+		if len(got) != 2+i || got[len(got)-1] != both {
+			t.Fatalf("%s: OS_CONFIG_FILES %q, want the last %q", what, got, both)
+		}
+		if b, _ := os.ReadFile(cache + "/base.json.json"); string(b) != "{\n \"base\": 1\n}" {
+			t.Fatalf("%s: base.json.json is %q, want its last committed data", what, b)
+		}
+		if b, _ := os.ReadFile(cache + "/os_config_files.json"); !strings.Contains(string(b), "base.json.json") {
+			t.Fatalf("%s: os_config_files.json lost the key: %s", what, b)
+		}
+		warn := local + "/base.json: not valid JSON (Expecting value: line 1 column 10 (char 9)); keeping the data key base.json was last committed with"
+		if !strings.Contains(stderr.String(), warn) {
+			t.Fatalf("%s: stderr lacks %q:\n%s", what, warn, stderr.String())
+		}
+		if r := record(); r.Result != "degraded" || !strings.Contains(r.Reason, local+"/base.json: not valid JSON") {
+			t.Fatalf("%s: record %+v", what, r)
+		}
+		put("role.json", `{"role": "storage"}`) // so that the restart's pass runs the command too
 	}
 }

@@ -72,7 +72,7 @@ func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Col
 	}
 	return &Collector{
 		Queue: &zaqar.Queue{Session: shared.Keystone(c.Creds, ks), Name: c.QueueID, Region: c.RegionName,
-			Client: client, TLS: tlsConf, Log: log, MaxFrame: shared.MaxBody},
+			Client: client, TLS: tlsConf, Log: log, MaxFrame: shared.MaxBody, MaxFrameOption: collectors.MaxBodyOption},
 		UseWebsockets: c.UseWebsockets, Validate: c.SSLCertificateValidation, CAFile: c.CAFile,
 		DeploymentKeys: shared.DeploymentKeys, CachePath: shared.CachePath(Name), Log: log,
 	}, nil

@@ -46,9 +46,13 @@ type Pass struct {
 // Collector is one collector's result in a pass.
 type Collector struct {
 	Name string `json:"name"`
-	// Result is "ok", "unavailable" or "not-configured".
+	// Result is "ok", "degraded" (it answered, but some of its files
+	// could not be used: their keys kept their last committed data, or
+	// were left out when they had none), "unavailable" or
+	// "not-configured".
 	Result string `json:"result"`
-	// Reason says why it was unavailable (no credentials in it).
+	// Reason says why it was unavailable or degraded, naming the files
+	// (no credentials in it).
 	Reason  string    `json:"reason,omitempty"`
 	Changed bool      `json:"changed"`
 	Polled  time.Time `json:"polled"`

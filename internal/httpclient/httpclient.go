@@ -39,6 +39,9 @@ type Options struct {
 	Insecure bool
 	// MaxBody caps what is read of a body (DefaultMaxBody when zero).
 	MaxBody int64
+	// MaxBodyOption names the option that sets MaxBody, in the error of
+	// a body over it ("" names none).
+	MaxBodyOption string
 	// Retries is the number of retries after a failed attempt (connection
 	// error or 5xx); backoff doubles from 200 ms up to 2 s (MaxWait), with
 	// jitter.
@@ -51,10 +54,20 @@ type Options struct {
 type Client struct {
 	rc      *retryablehttp.Client
 	maxBody int64
+	maxOpt  string
 }
 
 // ErrTooLarge is a body over the size cap.
 var ErrTooLarge = errors.New("response body over the size limit")
+
+// TooLarge is ErrTooLarge for a cap of max bytes set by option (when not
+// ""), which the message names: what an operator must raise.
+func TooLarge(max int64, option string) error {
+	if option == "" {
+		return fmt.Errorf("%w (%d bytes)", ErrTooLarge, max)
+	}
+	return fmt.Errorf("%w (%d bytes, %s)", ErrTooLarge, max, option)
+}
 
 // TLSConfig is the policy's TLS: at least 1.2, verification against the
 // CA file when given (else the system's), off only when Insecure.
@@ -101,7 +114,7 @@ func New(o Options) (*Client, error) {
 	if max <= 0 {
 		max = DefaultMaxBody
 	}
-	return &Client{rc: rc, maxBody: max}, nil
+	return &Client{rc: rc, maxBody: max, maxOpt: o.MaxBodyOption}, nil
 }
 
 // jitteredBackoff is exponential backoff, capped, with up to 50% jitter so
@@ -137,7 +150,7 @@ func (c *Client) Do(ctx context.Context, method, rawURL string, header http.Head
 	defer resp.Body.Close()
 	got, err := readBody(resp.Body, declaredLength(resp), c.maxBody)
 	if errors.Is(err, ErrTooLarge) {
-		return nil, fmt.Errorf("%s %s: %w (%d bytes)", method, secret.RedactURL(rawURL), ErrTooLarge, c.maxBody)
+		return nil, fmt.Errorf("%s %s: %w", method, secret.RedactURL(rawURL), TooLarge(c.maxBody, c.maxOpt))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the body: %w", method, secret.RedactURL(rawURL), redactErr(err))
@@ -206,7 +219,7 @@ func redactErr(err error) error {
 // TLS, body cap), for libraries that take one (gophercloud).
 func (c *Client) Standard() *http.Client {
 	std := c.rc.StandardClient()
-	std.Transport = capped{next: deadlineAware{c: c, next: std.Transport}, max: c.maxBody}
+	std.Transport = capped{next: deadlineAware{c: c, next: std.Transport}, max: c.maxBody, option: c.maxOpt}
 	return std
 }
 
@@ -215,8 +228,9 @@ func (c *Client) Standard() *http.Client {
 // library's json.Decoder would have doubled its buffer up to it), and one
 // cut short is an error there too.
 type capped struct {
-	next http.RoundTripper
-	max  int64
+	next   http.RoundTripper
+	max    int64
+	option string
 }
 
 func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -227,7 +241,7 @@ func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
 	body, err := readBody(resp.Body, declaredLength(resp), t.max)
 	resp.Body.Close()
 	if errors.Is(err, ErrTooLarge) {
-		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, t.max)
+		return nil, TooLarge(t.max, t.option)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the body: %w", err)

@@ -103,6 +103,24 @@ func TestBodyCap(t *testing.T) {
 	}
 }
 
+// A body over the cap is one line that names the option setting it, by
+// Get and by the Standard client alike: what an operator must raise.
+func TestBodyCapNamesItsOption(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(strings.Repeat("x", 1001)))
+	}))
+	defer srv.Close()
+	c, _ := New(Options{MaxBody: 1000, MaxBodyOption: "max_metadata_bytes in [DEFAULT]"})
+	_, err := c.Get(context.Background(), srv.URL, nil)
+	want := "response body over the size limit (1000 bytes, max_metadata_bytes in [DEFAULT])"
+	if !errors.Is(err, ErrTooLarge) || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("Get: %v, want one ending %q", err, want)
+	}
+	if _, err := c.Standard().Get(srv.URL); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Standard: %v, want one holding %q", err, want)
+	}
+}
+
 // The answer to a HEAD has no body, whatever length it declares (its
 // GET's): reading it under the cap is no error.
 func TestHeadAnswerHasNoBody(t *testing.T) {

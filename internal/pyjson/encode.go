@@ -1,6 +1,7 @@
 package pyjson
 
 import (
+	"bufio"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,8 +23,23 @@ func DumpsIndent(v Value, n int) string {
 	return b.String()
 }
 
+// WriteIndent writes what DumpsIndent(v, n) returns to w, and flushes
+// it, without ever holding the whole text: a 100 MB document costs its
+// buffer, not another 100 MB (and as much again for a []byte copy).
+func WriteIndent(w *bufio.Writer, v Value, n int) error {
+	e := encoder{b: w, indent: n}
+	e.value(v, 0)
+	return w.Flush() // bufio's errors are sticky: the first one
+}
+
+// sink is where the encoder writes: a strings.Builder, or a bufio.Writer.
+type sink interface {
+	WriteString(s string) (int, error)
+	WriteByte(c byte) error
+}
+
 type encoder struct {
-	b      *strings.Builder
+	b      sink
 	indent int // -1: compact Python style
 }
 
@@ -108,7 +124,7 @@ const hexDigits = "0123456789abcdef"
 // writeString writes s quoted the way json.dumps(ensure_ascii=True) does:
 // short escapes for \" \\ \n \r \t \b \f, \u00XX for other control
 // characters and DEL, \uXXXX (surrogate pairs above U+FFFF) for non-ASCII.
-func writeString(b *strings.Builder, s string) {
+func writeString(b sink, s string) {
 	b.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -156,7 +172,7 @@ func writeString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-func writeU(b *strings.Builder, r rune) {
+func writeU(b sink, r rune) {
 	b.WriteString(`\u`)
 	b.WriteByte(hexDigits[(r>>12)&0xf])
 	b.WriteByte(hexDigits[(r>>8)&0xf])

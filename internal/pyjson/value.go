@@ -12,6 +12,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Value is a decoded JSON value; see the package comment for its types.
@@ -19,11 +20,14 @@ type Value = any
 
 // Object is a JSON object that remembers the order in which keys were first
 // set, as a Python dict does. Small objects (most of them) are searched
-// linearly; an index is built once an object grows past smallObject keys.
+// linearly; an object of more than smallObject keys gets an index on its
+// first lookup, not before: a decoded document that is only stored and
+// compared (os-collect-config's) never pays for the maps, a third of its
+// memory. Readers may build it concurrently (atomically; one wins).
 type Object struct {
 	keys  []string
 	vals  []Value
-	index map[string]int
+	index atomic.Pointer[map[string]int]
 }
 
 const smallObject = 8
@@ -50,8 +54,17 @@ func (o *Object) Keys() []string {
 }
 
 func (o *Object) find(k string) int {
-	if o.index != nil {
-		if i, ok := o.index[k]; ok {
+	if len(o.keys) > smallObject {
+		idx := o.index.Load()
+		if idx == nil {
+			m := make(map[string]int, len(o.keys))
+			for i, key := range o.keys {
+				m[key] = i // keys are unique
+			}
+			idx = &m
+			o.index.Store(idx)
+		}
+		if i, ok := (*idx)[k]; ok {
 			return i
 		}
 		return -1
@@ -87,14 +100,8 @@ func (o *Object) Set(k string, v Value) {
 	}
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, v)
-	switch {
-	case o.index != nil:
-		o.index[k] = len(o.keys) - 1
-	case len(o.keys) > smallObject:
-		o.index = make(map[string]int, len(o.keys)*2)
-		for i, key := range o.keys {
-			o.index[key] = i
-		}
+	if idx := o.index.Load(); idx != nil {
+		(*idx)[k] = len(o.keys) - 1
 	}
 }
 

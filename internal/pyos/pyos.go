@@ -84,10 +84,20 @@ func decodeMsg(data []byte, start, end int, reason string) string {
 // LoadsJSON is Python's json.loads of bytes: a document that is not UTF-8
 // or not JSON is an error worded as Python words it.
 func LoadsJSON(data []byte) (pyjson.Value, error) {
+	return loadsJSON(data, pyjson.Loads)
+}
+
+// LoadsJSONOwned is LoadsJSON for a caller that hands data over (see
+// pyjson.LoadsOwned): data must never be modified afterwards.
+func LoadsJSONOwned(data []byte) (pyjson.Value, error) {
+	return loadsJSON(data, pyjson.LoadsOwned)
+}
+
+func loadsJSON(data []byte, loads func([]byte) (pyjson.Value, error)) (pyjson.Value, error) {
 	if msg, bad := DecodeError(data); bad {
 		return nil, errors.New(msg)
 	}
-	v, err := pyjson.Loads(data)
+	v, err := loads(data)
 	if err != nil {
 		return nil, errors.New(pyjson.PythonError(err))
 	}

@@ -88,7 +88,7 @@ func TestHugeMetadataKeepsTheLastGood(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, tail(r.stderr))
 	}
-	if l := r.lines("response body over the size limit (67108864 bytes)"); len(l) != 1 || !strings.Contains(l[0], srv.URL) {
+	if l := r.lines("response body over the size limit (67108864 bytes, max_metadata_bytes in [DEFAULT], --max-metadata-bytes)"); len(l) != 1 || !strings.Contains(l[0], srv.URL) {
 		t.Errorf("lines %q\n%s", l, tail(r.stderr))
 	}
 	if got := read(t, w+"/cache/request.json.last"); got != committed || read(t, w+"/cache/request.json") != committed {

@@ -3,7 +3,8 @@
 // and --force (so the command always runs), timed for the reference and
 // ours side by side (whole process, alternating runs, medians), with peak
 // RSS; then the daemon: its RSS over idle polling and its change->command
-// latency.
+// latency; last, the peak RSS of one pass over a single 100 MB file
+// (big.go).
 package main
 
 import (
@@ -36,8 +37,25 @@ func main() {
 	workdir := flag.String("workdir", ".bench/occ", "scratch directory (emptied); not /tmp, which is slow on some VMs")
 	idle := flag.Duration("idle", 2*time.Minute, "how long the daemons poll idle for the RSS figures (0: skip)")
 	changes := flag.Int("latency", 10, "changes timed for our change->command latency (0: skip); the reference gets 3")
+	big := flag.Int("big", 100_000_000, "bytes of the one big local file whose pass's peak RSS is measured (0: skip)")
+	bigOnly := flag.Bool("big-only", false, "measure the big file only")
+	bigFile := flag.String("write-big", "", "only write the big file (-big bytes) there, to profile by hand")
 	flag.Parse()
-	if err := run(context.Background(), os.Stdout, *ref, *ours, *runs, *workdir, *idle, *changes); err != nil {
+	if *bigFile != "" {
+		if _, err := bigCorpus(*bigFile, *big); err != nil {
+			fmt.Fprintln(os.Stderr, "occbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var err error
+	if !*bigOnly {
+		err = run(context.Background(), os.Stdout, *ref, *ours, *runs, *workdir, *idle, *changes)
+	}
+	if err == nil && *big > 0 {
+		err = runBig(context.Background(), os.Stdout, *ref, *ours, *workdir, *big)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "occbench:", err)
 		os.Exit(1)
 	}
@@ -65,6 +83,20 @@ func corpus(dir string) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// runBig measures the big file in a scratch directory of its own.
+func runBig(ctx context.Context, stdout io.Writer, ref, ours, workdir string, size int) error {
+	dir := filepath.Join(workdir, "big")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	absOurs, _ := filepath.Abs(ours)
+	return bigRSS(ctx, stdout, ref, absOurs, dir, size)
 }
 
 func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir string, idle time.Duration, changes int) error {

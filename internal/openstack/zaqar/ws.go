@@ -44,6 +44,7 @@ func (f *frame) status() int {
 type wsConn struct {
 	conn    *websocket.Conn
 	limit   int64
+	option  string
 	headers map[string]string
 	// notes are notifications that arrived while waiting for a response.
 	notes []json.RawMessage
@@ -58,7 +59,7 @@ func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsC
 	// Without a limit a frame is read whole, however large it says it is.
 	limit := cmp.Or(q.MaxFrame, httpclient.DefaultMaxBody)
 	conn.SetReadLimit(limit)
-	w := &wsConn{conn: conn, limit: limit, headers: map[string]string{"Client-ID": q.ClientID(), "X-Project-ID": q.Session.Creds.ProjectID}}
+	w := &wsConn{conn: conn, limit: limit, option: q.MaxFrameOption, headers: map[string]string{"Client-ID": q.ClientID(), "X-Project-ID": q.Session.Creds.ProjectID}}
 	// Every read and write ends with the pass's context.
 	context.AfterFunc(ctx, func() { conn.Close() })
 	if _, err := w.send(ctx, "authenticate", nil, map[string]string{"X-Auth-Token": token}); err != nil {
@@ -110,7 +111,7 @@ func (w *wsConn) read(ctx context.Context) (*frame, error) {
 	var f frame
 	if err := w.conn.ReadJSON(&f); err != nil {
 		if errors.Is(err, websocket.ErrReadLimit) {
-			return nil, fmt.Errorf("%w (%d bytes)", httpclient.ErrTooLarge, w.limit)
+			return nil, httpclient.TooLarge(w.limit, w.option)
 		}
 		return nil, err
 	}

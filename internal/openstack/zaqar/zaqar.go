@@ -43,6 +43,9 @@ type Queue struct {
 	// MaxFrame caps what a websocket frame may hold, as the Client caps
 	// a body (httpclient.DefaultMaxBody when zero).
 	MaxFrame int64
+	// MaxFrameOption names the option that sets MaxFrame, in the error
+	// of a frame over it.
+	MaxFrameOption string
 
 	once     sync.Once
 	clientID string

@@ -1,0 +1,146 @@
+package main
+
+// The big file's side of make bench: peak RSS of one --one-time pass of
+// the local collector over a single 100 MB JSON document, ours against
+// the reference, on a new cache (every file written) and on a cache that
+// already holds the same data (the .last compared).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tripleo-go/agent/internal/benchkit"
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+// bigTargetRatio is the aim: a peak RSS about twice the input's
+// size; no worse than the reference's in any case.
+const bigTargetRatio = 2.0
+
+// bigCorpus writes a document of about size bytes to path: one object per
+// service, each with many options (short values, long ones such as
+// certificates and scripts, non-ASCII text, numbers, booleans, nulls),
+// nested maps and lists of hosts, as a large overcloud's hieradata is.
+// It is written service by service, never held whole.
+func bigCorpus(path string, size int) (int, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	w := &countWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	io.WriteString(w, "{")
+	cert := strings.Repeat("MIIDdzCCAl+gAwIBAgIEbF3h7TANBgkqhkiG9w0BAQsFADBsMRAwDgYDVQQGEwdV", 30)
+	for s := 0; w.n < size; s++ {
+		svc := pyjson.NewObject(0)
+		for k := 0; k < 120; k++ {
+			svc.Set(fmt.Sprintf("option_%03d", k), fmt.Sprintf("value-%d-%d-%s", s, k, strings.Repeat("x", 20+k%60)))
+		}
+		svc.Set("certificate", fmt.Sprintf("-----BEGIN CERTIFICATE-----\n%d%s\n-----END CERTIFICATE-----\n", s, cert))
+		svc.Set("motd", fmt.Sprintf("Bienvenue sur le nœud %d — ne pas éteindre ☃", s))
+		svc.Set("workers", pyjson.Int(int64(s%64+1)))
+		svc.Set("ratio", pyjson.Float(0.75))
+		svc.Set("enabled", s%2 == 0)
+		svc.Set("proxy", nil)
+		hosts := make([]pyjson.Value, 0, 30)
+		for h := 0; h < 30; h++ {
+			host := pyjson.NewObject(3)
+			host.Set("name", fmt.Sprintf("overcloud-controller-%d-%d.internalapi.example.com", s, h))
+			host.Set("ip", fmt.Sprintf("172.16.%d.%d", s%250, h))
+			host.Set("roles", []pyjson.Value{"controller", "network", fmt.Sprintf("az-%d", h%3)})
+			hosts = append(hosts, host)
+		}
+		svc.Set("hosts", hosts)
+		nested := pyjson.NewObject(0)
+		for d := 0; d < 10; d++ {
+			inner := pyjson.NewObject(0)
+			inner.Set("limits", []pyjson.Value{pyjson.Int(int64(d * 100)), pyjson.Int(int64(d*100 + 99))})
+			inner.Set("comment", strings.Repeat("tuned for the large flavour ", 4))
+			nested.Set(fmt.Sprintf("pool_%d", d), inner)
+		}
+		svc.Set("pools", nested)
+		if s > 0 {
+			io.WriteString(w, ", ")
+		}
+		fmt.Fprintf(w, "%q: %s", fmt.Sprintf("service_%05d", s), pyjson.Dumps(svc))
+	}
+	io.WriteString(w, "}\n")
+	if err := w.w.(*bufio.Writer).Flush(); err != nil {
+		return 0, err
+	}
+	return w.n, f.Close()
+}
+
+type countWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// bigRSS runs each program --one-time on the big file twice with its own
+// new cache (the first pass stores and commits everything; the second
+// finds it unchanged) and prints both passes' peak RSS.
+func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, size int) error {
+	local := filepath.Join(dir, "big-local")
+	if err := os.MkdirAll(local, 0o755); err != nil {
+		return err
+	}
+	n, err := bigCorpus(filepath.Join(local, "hieradata.json"), size)
+	if err != nil {
+		return err
+	}
+	type side struct {
+		label, bin string
+		extra      []string
+	}
+	sides := []side{{"ref", ref, nil}, {"ours", ours, nil}}
+	rss := map[string][2]float64{}
+	for _, p := range sides {
+		cache := filepath.Join(dir, "big-"+p.label, "cache")
+		os.RemoveAll(filepath.Dir(cache))
+		os.MkdirAll(filepath.Dir(cache), 0o755)
+		var got [2]float64
+		for pass := range 2 {
+			args := append([]string{"--config-file", "/dev/null", "--one-time",
+				"--cachedir", cache, "--backup-cachedir", cache + ".backup", "--local-path", local,
+				"-c", "true"}, p.extra...)
+			cmd := exec.CommandContext(ctx, p.bin, append(args, "local")...)
+			if p.label == "ours" {
+				cmd.Args[0] = "os-collect-config"
+			}
+			cmd.Env = append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+filepath.Join(dir, "big-"+p.label, "status"))
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			s, err := benchkit.Run(cmd)
+			if err != nil {
+				return fmt.Errorf("%s: %v\n%s", p.bin, err, out.String())
+			}
+			got[pass] = float64(s.MaxRSS) / 1024
+		}
+		rss[p.label] = got
+		os.RemoveAll(filepath.Dir(cache))
+	}
+	inMiB := float64(n) / (1 << 20)
+	fmt.Fprintf(stdout, "os-collect-config one-time pass: local collector, one file of %d bytes (%.1f MiB), peak RSS\n", n, inMiB)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "pass\tref MiB\tours MiB\tours/ref\tours/input\ttargets\n")
+	for i, label := range []string{"new cache", "unchanged"} {
+		r, o := rss["ref"][i], rss["ours"][i]
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.2f\t<= ref %s, <= %.0fx input %s\n", label, r, o, o/r, o/inMiB,
+			verdict(o <= r), bigTargetRatio, verdict(o <= bigTargetRatio*inMiB))
+	}
+	return tw.Flush()
+}
