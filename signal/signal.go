@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
@@ -65,10 +66,15 @@ type Options struct {
 	// Retries and MaxWait, when zero, leave retrying to Budget, with
 	// waits of at most 30 s.
 	HTTP httpclient.Options
-	// Budget is how long failed requests are retried, in all: no retry
-	// starts after it (an attempt under way may run its Timeout out).
-	// Zero means DefaultBudget; negative, no retries.
+	// Budget is how long the signal may take, retries included: no
+	// retry starts whose wait would end after it, and an attempt under
+	// way when it ends is cut short (each attempt's deadline is the
+	// earlier of its Timeout and the budget's end). Zero means
+	// DefaultBudget; negative, one attempt, under its Timeout.
 	Budget time.Duration
+	// BudgetName is the knob that sets Budget, quoted in the error when
+	// it runs out (heat-config-notify's environment variable).
+	BudgetName string
 	// Transports are the ways out.
 	Transports Transports
 }
@@ -220,14 +226,24 @@ func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options)
 	}
 	deadline := time.Now().Add(budget)
 	ctx = httpclient.WithRetryDeadline(ctx, deadline)
-	// The hard stop: no attempt outlives the budget by more than its own
-	// timeout, whatever a transport does.
-	ctx, cancel := context.WithDeadline(ctx, deadline.Add(ho.Timeout))
+	// The hard stop: no attempt outlives the budget, whatever a
+	// transport does; without retries, the one attempt has its Timeout.
+	stop := deadline
+	if budget == 0 {
+		stop = deadline.Add(ho.Timeout)
+	}
+	parent := ctx
+	ctx, cancel := context.WithDeadlineCause(ctx, stop, errBudget)
 	defer cancel()
+	p := &progress{log: o.log(), budget: budget}
+	ctx = p.watch(ctx)
 
 	red := redactor(reqs)
 	var errs []error
 	for _, r := range reqs {
+		if parent.Err() != nil {
+			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
+		}
 		t := o.Transports.of(r.Kind)
 		if t == nil {
 			errs = append(errs, fmt.Errorf("%s: no transport for it in this program", r.Kind))
@@ -240,11 +256,29 @@ func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options)
 		body, cuts := Encode(data, t.Limit())
 		logTrim(o.log(), len(pyjson.Dumps(data)), len(body), t.Limit(), cuts)
 		r.Body = body
-		if err := t.Send(ctx, r); err != nil {
-			errs = append(errs, redact(red, fmt.Errorf("%s: %w", r.Kind, err)))
+		p.start(r.Kind)
+		err := t.Send(ctx, r)
+		switch {
+		case err == nil:
+			continue
+		case parent.Err() != nil:
+			// Stopped: the next ways are not tried either.
+			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
+		case budget > 0 && errors.Is(context.Cause(ctx), errBudget):
+			err = &BudgetError{Budget: budget, Name: o.BudgetName, Err: err, Before: p.before()}
+		case budget > 0 && (errors.Is(err, httpclient.ErrOutOfRetryTime) || retried(err)):
+			err = &BudgetError{Budget: budget, Name: o.BudgetName, Err: err}
 		}
+		errs = append(errs, redact(red, fmt.Errorf("%s: %w", r.Kind, err)))
 	}
 	return errors.Join(errs...)
+}
+
+// retried tells a final answer that the budget, not the server, made
+// final: one the HTTP policy retries (5xx but 501, 429).
+func retried(err error) bool {
+	var h *HTTPError
+	return errors.As(err, &h) && (h.Status == http.StatusTooManyRequests || h.Status >= 500 && h.Status != http.StatusNotImplemented)
 }
 
 // logTrim warns about a body that had to be trimmed, or could not be.

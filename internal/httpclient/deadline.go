@@ -16,11 +16,17 @@ import (
 
 type retryDeadlineKey struct{}
 
+// MinAttemptTime is the least time a retry under a retry deadline must
+// have left after its wait.
+const MinAttemptTime = 100 * time.Millisecond
+
 // WithRetryDeadline returns a context under which requests retry until t
 // rather than until the count of Retries runs out (set Retries high): no
-// retry is scheduled whose wait would end after t, and the last answer (a
-// 5xx, a 429) or error is returned instead, so the caller can say what
-// the server said rather than that time ran out. Under it, a Retry-After
+// retry is scheduled unless, after its wait, as much time is left before
+// t as the failed attempt took (and at least MinAttemptTime): an attempt
+// that would be cut short by a deadline at t is not started. The last
+// answer (a 5xx, a 429) or error is returned instead, so the caller can
+// say what the server said rather than that time ran out. Under it, a Retry-After
 // on a 429 or 503 is waited for as given, never shortened by jitter; one
 // that would end after t ends the retries the same way. The context's own
 // deadline, if any, still cuts an attempt short.
@@ -110,13 +116,14 @@ func (c *Client) retrier(ctx context.Context, method, rawURL string) (*retryable
 	}
 	n := &attempts{}
 	observe, _ := ctx.Value(retryObserverKey{}).(func(Retry))
+	var began time.Time // the last attempt's start
 	rc := &retryablehttp.Client{
 		HTTPClient:     c.rc.HTTPClient, // shares its connections
 		RetryWaitMin:   c.rc.RetryWaitMin,
 		RetryWaitMax:   c.rc.RetryWaitMax,
 		RetryMax:       c.rc.RetryMax,
 		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
-		RequestLogHook: func(retryablehttp.Logger, *http.Request, int) { n.n++ },
+		RequestLogHook: func(retryablehttp.Logger, *http.Request, int) { n.n, began = n.n+1, time.Now() },
 	}
 	// CheckRetry decides and Backoff only returns the wait decided: the
 	// decision needs the wait, and Backoff cannot say "stop".
@@ -128,7 +135,7 @@ func (c *Client) retrier(ctx context.Context, method, rawURL string) (*retryable
 		}
 		next = honouringBackoff(rc.RetryWaitMin, rc.RetryWaitMax, n.n-1, resp)
 		now := time.Now()
-		if now.Add(next).After(deadline) {
+		if now.Add(next + max(now.Sub(began), MinAttemptTime)).After(deadline) {
 			n.outOfTime = true
 			return false, nil // the last answer stands
 		}
