@@ -157,3 +157,24 @@ func roundDuration(d time.Duration) time.Duration {
 	}
 	return d.Round(100 * time.Millisecond)
 }
+
+// LogFailures logs a Send's error: one ERROR line per way that failed,
+// and one WARNING line, "<program> stopped ..." saying where the signal
+// stood, for a way a stop cut short (not "context canceled"). It tells
+// whether the run was stopped. attrs go on each line.
+func LogFailures(log *slog.Logger, program string, err error, attrs ...any) (stopped bool) {
+	failures := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		failures = j.Unwrap()
+	}
+	for _, f := range failures {
+		var se *StoppedError
+		if errors.As(f, &se) {
+			log.Warn(fmt.Sprintf("%s stopped %s (%s)", program, se.Phase, se.Kind), attrs...)
+			stopped = true
+			continue
+		}
+		log.Error("Signal failed: "+f.Error(), attrs...)
+	}
+	return stopped
+}
