@@ -122,6 +122,15 @@ func (p *progress) retry(r httpclient.Retry) {
 		kind, r.Method, r.URL, r.Attempt, r.Cause(), r.Wait.Seconds(), roundDuration(r.Left), p.budget))
 }
 
+// authRetry counts a retry of Keystone's authentication, which the
+// session makes itself and logs.
+func (p *progress) authRetry() {
+	p.mu.Lock()
+	p.retries++
+	p.answered = true
+	p.mu.Unlock()
+}
+
 // before is the cause of the last attempt retried, "" if none.
 func (p *progress) before() string {
 	p.mu.Lock()

@@ -24,6 +24,7 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Kind is a way a signal leaves the node, named by Heat's
@@ -127,6 +128,8 @@ type Request struct {
 	HTTP     *httpclient.Client
 	Deadline time.Time
 	Log      *slog.Logger
+
+	progress *progress
 }
 
 // Authenticate gets r's Keystone session a token. It tries again, with
@@ -135,13 +138,18 @@ type Request struct {
 // garbled, an error page under 200): the HTTP policy retries only failed
 // requests and 5xx. A refusal or an unusable auth_url is final at once.
 func (r *Request) Authenticate(ctx context.Context) error {
-	for base := 200 * time.Millisecond; ; base = min(2*base, maxWait) {
+	for attempt, base := 1, 200*time.Millisecond; ; attempt, base = attempt+1, min(2*base, maxWait) {
 		_, err := r.Keystone.Client(ctx)
 		wait := base/2 + rand.N(base/2+1)
 		if err == nil || keystone.Permanent(err) || ctx.Err() != nil || time.Now().Add(wait).After(r.Deadline) {
 			return err
 		}
-		r.Log.Debug(fmt.Sprintf("Keystone's answer could not be used; trying again in %.1f seconds", wait.Seconds()))
+		if r.progress != nil {
+			r.progress.authRetry()
+		}
+		cause := secret.NewRedactor(r.Keystone.Creds.Password.Reveal()).Redact(err.Error())
+		r.Log.Warn(fmt.Sprintf("%s: Keystone's answer could not be used (attempt %d: %s); next try in %.1fs, %s left of the retry budget",
+			r.Kind, attempt, cause, wait.Seconds(), roundDuration(time.Until(r.Deadline))))
 		select {
 		case <-ctx.Done():
 			return err
@@ -252,7 +260,7 @@ func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options)
 		if r.Keystone != nil {
 			r.Keystone.HTTP = client.Standard()
 		}
-		r.HTTP, r.Deadline, r.Log = client, deadline, o.log()
+		r.HTTP, r.Deadline, r.Log, r.progress = client, deadline, o.log(), p
 		body, cuts := Encode(data, t.Limit())
 		logTrim(o.log(), len(pyjson.Dumps(data)), len(body), t.Limit(), cuts)
 		r.Body = body
