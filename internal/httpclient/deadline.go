@@ -34,9 +34,18 @@ func WithRetryDeadline(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, retryDeadlineKey{}, t)
 }
 
-// ErrOutOfRetryTime marks the error of a call whose retries ended
-// because the next wait would have ended after the retry deadline.
+// ErrOutOfRetryTime marks (errors.Is) the error of a call whose retries
+// ended because the next wait would have ended after the retry deadline;
+// the message does not say so, the caller does, naming its budget.
 var ErrOutOfRetryTime = errors.New("no time left to retry before the deadline")
+
+// outOfTime is an error that is ErrOutOfRetryTime without saying so:
+// the caller knows its deadline better.
+type outOfTime struct{ error }
+
+func (e outOfTime) Is(target error) bool { return target == ErrOutOfRetryTime }
+
+func (e outOfTime) Unwrap() error { return e.error }
 
 // Retry is a failed attempt about to be tried again, as a
 // WithRetryObserver function sees it.

@@ -189,7 +189,7 @@ func (c *Client) send(ctx context.Context, method, rawURL string, header http.He
 	resp, err := rc.Do(req)
 	if err != nil {
 		if attempts != nil && attempts.outOfTime {
-			return nil, nil, fmt.Errorf("%s %s: %w%s: %w", method, secret.RedactURL(rawURL), redactErr(err), attempts.String(), ErrOutOfRetryTime)
+			return nil, nil, outOfTime{fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())}
 		}
 		return nil, nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
 	}
