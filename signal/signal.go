@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
@@ -23,6 +24,7 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Kind is a way a signal leaves the node, named by Heat's
@@ -65,10 +67,15 @@ type Options struct {
 	// Retries and MaxWait, when zero, leave retrying to Budget, with
 	// waits of at most 30 s.
 	HTTP httpclient.Options
-	// Budget is how long failed requests are retried, in all: no retry
-	// starts after it (an attempt under way may run its Timeout out).
-	// Zero means DefaultBudget; negative, no retries.
+	// Budget is how long the signal may take, retries included: no
+	// retry starts whose wait would end after it, and an attempt under
+	// way when it ends is cut short (each attempt's deadline is the
+	// earlier of its Timeout and the budget's end). Zero means
+	// DefaultBudget; negative, one attempt, under its Timeout.
 	Budget time.Duration
+	// BudgetName is the knob that sets Budget, quoted in the error when
+	// it runs out (heat-config-notify's environment variable).
+	BudgetName string
 	// Transports are the ways out.
 	Transports Transports
 }
@@ -121,6 +128,8 @@ type Request struct {
 	HTTP     *httpclient.Client
 	Deadline time.Time
 	Log      *slog.Logger
+
+	progress *progress
 }
 
 // Authenticate gets r's Keystone session a token. It tries again, with
@@ -129,13 +138,18 @@ type Request struct {
 // garbled, an error page under 200): the HTTP policy retries only failed
 // requests and 5xx. A refusal or an unusable auth_url is final at once.
 func (r *Request) Authenticate(ctx context.Context) error {
-	for base := 200 * time.Millisecond; ; base = min(2*base, maxWait) {
+	for attempt, base := 1, 200*time.Millisecond; ; attempt, base = attempt+1, min(2*base, maxWait) {
 		_, err := r.Keystone.Client(ctx)
 		wait := base/2 + rand.N(base/2+1)
 		if err == nil || keystone.Permanent(err) || ctx.Err() != nil || time.Now().Add(wait).After(r.Deadline) {
 			return err
 		}
-		r.Log.Debug(fmt.Sprintf("Keystone's answer could not be used; trying again in %.1f seconds", wait.Seconds()))
+		if r.progress != nil {
+			r.progress.authRetry()
+		}
+		cause := secret.NewRedactor(r.Keystone.Creds.Password.Reveal()).Redact(err.Error())
+		r.Log.Warn(fmt.Sprintf("%s: Keystone's answer could not be used (attempt %d: %s); next try in %.1fs, %s left of the retry budget",
+			r.Kind, attempt, cause, wait.Seconds(), roundDuration(time.Until(r.Deadline))))
 		select {
 		case <-ctx.Done():
 			return err
@@ -220,14 +234,24 @@ func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options)
 	}
 	deadline := time.Now().Add(budget)
 	ctx = httpclient.WithRetryDeadline(ctx, deadline)
-	// The hard stop: no attempt outlives the budget by more than its own
-	// timeout, whatever a transport does.
-	ctx, cancel := context.WithDeadline(ctx, deadline.Add(ho.Timeout))
+	// The hard stop: no attempt outlives the budget, whatever a
+	// transport does; without retries, the one attempt has its Timeout.
+	stop := deadline
+	if budget == 0 {
+		stop = deadline.Add(ho.Timeout)
+	}
+	parent := ctx
+	ctx, cancel := context.WithDeadlineCause(ctx, stop, errBudget)
 	defer cancel()
+	p := &progress{log: o.log(), budget: budget}
+	ctx = p.watch(ctx)
 
 	red := redactor(reqs)
 	var errs []error
 	for _, r := range reqs {
+		if parent.Err() != nil {
+			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
+		}
 		t := o.Transports.of(r.Kind)
 		if t == nil {
 			errs = append(errs, fmt.Errorf("%s: no transport for it in this program", r.Kind))
@@ -236,15 +260,33 @@ func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options)
 		if r.Keystone != nil {
 			r.Keystone.HTTP = client.Standard()
 		}
-		r.HTTP, r.Deadline, r.Log = client, deadline, o.log()
+		r.HTTP, r.Deadline, r.Log, r.progress = client, deadline, o.log(), p
 		body, cuts := Encode(data, t.Limit())
 		logTrim(o.log(), len(pyjson.Dumps(data)), len(body), t.Limit(), cuts)
 		r.Body = body
-		if err := t.Send(ctx, r); err != nil {
-			errs = append(errs, redact(red, fmt.Errorf("%s: %w", r.Kind, err)))
+		p.start(r.Kind)
+		err := t.Send(ctx, r)
+		switch {
+		case err == nil:
+			continue
+		case parent.Err() != nil:
+			// Stopped: the next ways are not tried either.
+			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
+		case budget > 0 && errors.Is(context.Cause(ctx), errBudget):
+			err = &BudgetError{Budget: budget, Name: o.BudgetName, Err: err, Before: p.before()}
+		case budget > 0 && (errors.Is(err, httpclient.ErrOutOfRetryTime) || retried(err)):
+			err = &BudgetError{Budget: budget, Name: o.BudgetName, Err: err}
 		}
+		errs = append(errs, redact(red, fmt.Errorf("%s: %w", r.Kind, err)))
 	}
 	return errors.Join(errs...)
+}
+
+// retried tells a final answer that the budget, not the server, made
+// final: one the HTTP policy retries (5xx but 501, 429).
+func retried(err error) bool {
+	var h *HTTPError
+	return errors.As(err, &h) && (h.Status == http.StatusTooManyRequests || h.Status >= 500 && h.Status != http.StatusNotImplemented)
 }
 
 // logTrim warns about a body that had to be trimmed, or could not be.

@@ -2,6 +2,8 @@ package httpclient
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -138,5 +140,63 @@ func TestRetryAfter(t *testing.T) {
 		if _, ok := RetryAfter(v, now); ok {
 			t.Errorf("%q accepted", v)
 		}
+	}
+}
+
+// Under a retry deadline, the observer hears of every retry, before its
+// wait: the failed attempt's number, its cause and the wait; never of
+// the last attempt, whose answer or error the call returns.
+func TestRetryObserver(t *testing.T) {
+	srv, n := server(t, "503", "500", "429:0", "200")
+	c, _ := New(Options{Retries: 1000, Timeout: 5 * time.Second})
+	var got []Retry
+	ctx := WithRetryDeadline(context.Background(), time.Now().Add(time.Minute))
+	ctx = WithRetryObserver(ctx, func(r Retry) { got = append(got, r) })
+	r, err := c.Do(ctx, http.MethodPut, srv.URL+"/o?temp_url_sig=s3cr3t", nil, []byte("{}"))
+	if err != nil || r.Status != 200 || n.Load() != 4 {
+		t.Fatalf("%v, %+v, %d requests", err, r, n.Load())
+	}
+	want := []string{"PUT " + srv.URL + "/o 1 HTTP 503 Service Unavailable", "PUT " + srv.URL + "/o 2 HTTP 500 Internal Server Error",
+		"PUT " + srv.URL + "/o 3 HTTP 429 Too Many Requests"}
+	if len(got) != len(want) {
+		t.Fatalf("retries %+v, want %q", got, want)
+	}
+	for i, r := range got {
+		if s := fmt.Sprintf("%s %s %d %s", r.Method, r.URL, r.Attempt, r.Cause()); s != want[i] || r.Left <= 0 || r.Left > time.Minute {
+			t.Errorf("retry %d: %q (left %v), want %q", i, s, r.Left, want[i])
+		}
+	}
+	if got[0].Wait <= 0 || got[2].Wait != 0 { // Retry-After: 0 is honoured as given
+		t.Errorf("waits %v, %v", got[0].Wait, got[2].Wait)
+	}
+}
+
+// A connection that fails is a cause without the URL, and a call whose
+// next wait would end past the deadline says so.
+func TestRetryObserverErrorsAndOutOfTime(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // refused from now on
+	c, _ := New(Options{Retries: 1000, Timeout: 5 * time.Second})
+	var got []Retry
+	ctx := WithRetryDeadline(context.Background(), time.Now().Add(time.Second))
+	ctx = WithRetryObserver(ctx, func(r Retry) { got = append(got, r) })
+	_, err = c.Do(ctx, http.MethodPost, "http://"+addr+"/x?Signature=s3cr3t", nil, []byte("{}"))
+	if err == nil || !errors.Is(err, ErrOutOfRetryTime) || strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("got %v, want an error that ran out of retry time", err)
+	}
+	if len(got) == 0 || got[0].Status != 0 || got[0].Err == nil || !strings.Contains(got[0].Cause(), "refused") || strings.Contains(got[0].Cause(), "/x") {
+		t.Fatalf("retries %+v", got)
+	}
+	for i, r := range got {
+		if r.Attempt != i+1 {
+			t.Errorf("retry %d numbers attempt %d", i, r.Attempt)
+		}
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("(after %d attempts)", len(got)+1)) {
+		t.Errorf("%v: not %d attempts", err, len(got)+1)
 	}
 }

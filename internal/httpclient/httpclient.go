@@ -198,9 +198,12 @@ func (c *Client) send(ctx context.Context, method, rawURL string, header http.He
 		}
 	}
 	req.Header.Set("User-Agent", version.UserAgent)
-	rc, attempts := c.retrier(ctx)
+	rc, attempts := c.retrier(ctx, method, rawURL)
 	resp, err := rc.Do(req)
 	if err != nil {
+		if attempts != nil && attempts.outOfTime {
+			return nil, nil, outOfTime{fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())}
+		}
 		return nil, nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
 	}
 	return resp, attempts, nil

@@ -1,8 +1,10 @@
 package heatapi_test
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -193,9 +195,16 @@ func TestUnusableKeystoneAnswerIsAskedAgain(t *testing.T) {
 			c.ks.SetCatalog(map[string]string{"orchestration": front.URL + "/heat/v1/pid"})
 			o := opts
 			o.Budget = 5 * time.Second
+			var log bytes.Buffer
+			o.Log = slog.New(slog.NewTextHandler(&log, nil))
 			_, err := signal.Send(context.Background(), c.deployment(t, "absent"), data(), o)
 			if (tc.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+			// Each retry is one WARNING line, without the password.
+			if n := strings.Count(log.String(), "level=WARN msg=\"HEAT_SIGNAL: Keystone's answer could not be used (attempt 1: "); n != tc.wantTokens-1 ||
+				strings.Contains(log.String(), tc.password) {
+				t.Errorf("log:\n%s", log.String())
 			}
 			mu.Lock()
 			defer mu.Unlock()

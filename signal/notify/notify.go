@@ -74,19 +74,12 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(fmt.Sprintf("Cannot read config file: %v", err))
 		return exitcode.With(exitcode.Failure, err)
 	}
-	o := signal.Options{Log: log, Budget: budget(env, log), Transports: transports}
+	o := signal.Options{Log: log, Budget: budget(env, log), BudgetName: RetryTimeoutVar, Transports: transports}
 	kinds, err := signal.Send(ctx, d, data, o)
 	if err == nil {
 		return nil
 	}
-	failures := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		failures = j.Unwrap()
-	}
-	for _, f := range failures {
-		log.Error("Signal failed: "+f.Error(), "deployment", d.ID(), "transports", fmt.Sprint(kinds))
-	}
-	if ctx.Err() != nil {
+	if signal.LogFailures(log, Name, err, "deployment", d.ID(), "transports", fmt.Sprint(kinds)) {
 		return exitcode.With(exitcode.Terminated, err)
 	}
 	return exitcode.With(exitcode.Failure, err)

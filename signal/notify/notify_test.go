@@ -254,3 +254,107 @@ func TestNoSecretInTheLog(t *testing.T) {
 		}
 	}
 }
+
+// cancelOn is a stderr that cancels the run when a line holds a text.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	text   string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.text != "" && bytes.Contains(p, []byte(c.text)) {
+		c.cancel()
+	}
+	return c.buf.Write(p)
+}
+
+// A stop (SIGTERM cancels the context in main) is one WARNING line
+// saying where the signal stood, not "context canceled", and exit 143;
+// each retry before it was one line.
+func TestStopSaysStopped(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		w.Header().Set("Retry-After", "30") // waited for in full: the stop comes first
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	path := writeDeployment(t, `{"name": "deploy_signal_id", "value": "`+srv.URL+`/url/foo?Signature=s3cr3t"}`)
+	for _, tc := range []struct {
+		name, stopAt, want string
+		wantRequests       int
+	}{
+		{"before", "", "stopped before the signal was sent (CFN_SIGNAL)", 0},
+		{"while retrying", "failed (attempt 1: HTTP 503 Service Unavailable); next try in 30.0s, ",
+			"stopped while retrying, after 1 failed attempt (CFN_SIGNAL)", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			requests = 0
+			mu.Unlock()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.stopAt == "" {
+				cancel()
+			}
+			stderr := &cancelOn{text: tc.stopAt, cancel: cancel}
+			err := notify.Run(ctx, []string{path}, notify.Env{Stdin: strings.NewReader("{}"), Stderr: stderr,
+				Environ: []string{notify.RetryTimeoutVar + "=3600"}})
+			log := stderr.buf.String()
+			var warnings []string
+			for _, l := range strings.Split(log, "\n") {
+				if strings.Contains(l, "stopped") {
+					warnings = append(warnings, l)
+				}
+			}
+			if exitcode.Of(err) != exitcode.Terminated || len(warnings) != 1 || !strings.HasSuffix(warnings[0], "[WARNING] heat-config-notify "+tc.want) ||
+				strings.Contains(log, "context canceled") || strings.Contains(log, "[ERROR]") || strings.Contains(log, "s3cr3t") {
+				t.Fatalf("exit %d, log:\n%s", exitcode.Of(err), log)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if requests != tc.wantRequests {
+				t.Errorf("%d requests, want %d", requests, tc.wantRequests)
+			}
+		})
+	}
+}
+
+// The issue's case: a server that never answers, a retry budget of 1 s
+// and the default 60 s per attempt. The one attempt is cut at the
+// budget's end (it ran its 60 s out), and the error names the budget and
+// its variable.
+func TestServerThatNeverAnswers(t *testing.T) {
+	done := make(chan struct{})
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(done) // before Close, which waits for the handler
+	path := writeDeployment(t, `{"name": "deploy_signal_id", "value": "`+srv.URL+`/url/foo"}`)
+	code, log := run(t, "{}", []string{notify.RetryTimeoutVar + "=1"}, path)
+	want := "[ERROR] Signal failed: CFN_SIGNAL: POST " + srv.URL + "/url/foo: context deadline exceeded; retry budget of 1s (HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT) spent"
+	if code != exitcode.Failure || !strings.Contains(log, want) {
+		t.Fatalf("exit %d, log:\n%s\nwant a line with %s", code, log, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != 1 || strings.Contains(log, "failed (attempt") {
+		t.Errorf("%d requests, want 1 and no retry; log:\n%s", requests, log)
+	}
+}

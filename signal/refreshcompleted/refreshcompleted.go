@@ -68,8 +68,8 @@ const group = "os-apply-config"
 // not signalled again.
 func Run(ctx context.Context, _ []string, env Env) error {
 	log := logging.New(env.Stderr, logging.Options{
-		Identifier: "99-refresh-completed", Level: slog.LevelDebug,
-		Prefix: logging.PythonPrefix("99-refresh-completed"),
+		Identifier: Name, Level: slog.LevelDebug,
+		Prefix: logging.PythonPrefix(Name),
 	})
 	opts := signal.Options{Log: log, Transports: Transports}
 	if env.Signal != nil {
@@ -78,17 +78,39 @@ func Run(ctx context.Context, _ []string, env Env) error {
 	}
 	r := run{env: env, log: log, opts: opts}
 	legacyErr := r.legacy(ctx)
-	deployErr := r.deployments(ctx)
-	if err := errors.Join(legacyErr, deployErr); err != nil {
+	var deployErr error
+	if ctx.Err() == nil {
+		deployErr = r.deployments(ctx)
+	}
+	err := errors.Join(legacyErr, deployErr)
+	if ctx.Err() != nil {
+		if !r.stopped { // stopped outside a signal: reading the keys
+			r.log.Warn(Name + " stopped before the signal was sent")
+		}
+		return exitcode.With(exitcode.Terminated, errors.Join(err, ctx.Err()))
+	}
+	if err != nil {
 		return exitcode.With(exitcode.Failure, err)
 	}
 	return nil
 }
 
+// Name is the program's name, in its log lines.
+const Name = "99-refresh-completed"
+
 type run struct {
 	env  Env
 	log  *slog.Logger
 	opts signal.Options
+	// stopped: a stop cut a signal short, and was logged.
+	stopped bool
+}
+
+// failed logs a signal's failure, or where a stop left it.
+func (r *run) failed(err error, attrs ...any) {
+	if signal.LogFailures(r.log, Name, err, attrs...) {
+		r.stopped = true
+	}
 }
 
 // key reads one key of os-apply-config's data, "" when missing.
@@ -132,7 +154,11 @@ func (r *run) legacy(ctx context.Context) error {
 		}
 		fmt.Fprintf(r.env.Stdout, "Signalling %s %s\n", h.key, secret.RedactURL(url))
 		if err := signal.SendURL(ctx, h.method, url, body, r.opts); err != nil {
+			r.failed(err, "handle", h.key)
 			errs = append(errs, fmt.Errorf("%s: %w", h.key, err))
+			if ctx.Err() != nil {
+				break
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -183,7 +209,11 @@ func (r *run) deployments(ctx context.Context) error {
 		data.Set("deploy_stdout", "os-apply-config deployment "+d.ID()+" completed")
 		data.Set("deploy_status_code", "0")
 		if _, err := signal.Send(ctx, d, data, r.opts); err != nil {
+			r.failed(err, "deployment", d.ID())
 			errs = append(errs, fmt.Errorf("deployment %s: %w", d.ID(), err))
+			if ctx.Err() != nil {
+				break
+			}
 			continue
 		}
 		if err := touch(marker); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/exitcode"
@@ -178,5 +179,75 @@ func TestHostileDeploymentIsSkipped(t *testing.T) {
 	}
 	if !strings.Contains(n.stderr.String(), `[ERROR] Skipping deployment 0 '../../etc/x': invalid deployment: id "../../etc/x" holds a slash`) {
 		t.Errorf("stderr: %s", n.stderr.String())
+	}
+}
+
+// cancelOn is a log that cancels a run when a line holds a text.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	text   string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bytes.Contains(p, []byte(c.text)) {
+		c.cancel()
+	}
+	return c.buf.Write(p)
+}
+
+// A stop while a signal is retried (SIGTERM, through main) is one line
+// saying so, exit 143, no marker, and the next deployment is not tried;
+// the failure of a signal is an ERROR line (it was not logged at all).
+func TestStopWhileRetryingSaysStopped(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Retry-After", "30") // waited for in full: the stop comes first
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	n := newNode(t, map[string]any{"deployments": []any{
+		oacDeployment("a", [2]string{"deploy_signal_id", srv.URL + "/a"}),
+		oacDeployment("b", [2]string{"deploy_signal_id", srv.URL + "/b"}),
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := &cancelOn{text: "failed (attempt 1: HTTP 503 Service Unavailable); next try in 30.0s", cancel: cancel}
+	opts := signal.Options{Budget: time.Hour, Transports: Transports}
+	err := Run(ctx, nil, Env{Stdout: &n.stdout, Stderr: log, Root: n.root, Signal: &opts,
+		Environ: []string{"PATH=" + agent.Dir(t), "OS_CONFIG_FILES=" + n.md}})
+	stderr := log.buf.String()
+	if exitcode.Of(err) != exitcode.Terminated {
+		t.Fatalf("exit %d, log:\n%s", exitcode.Of(err), stderr)
+	}
+	if !strings.Contains(stderr, "[WARNING] 99-refresh-completed stopped while retrying, after 1 failed attempt (CFN_SIGNAL) deployment=a\n") ||
+		strings.Contains(stderr, "context canceled") || strings.Contains(stderr, "[ERROR]") {
+		t.Errorf("log:\n%s", stderr)
+	}
+	if len(got) != 1 || got[0] != "/a" {
+		t.Errorf("requests %q, want /a once", got)
+	}
+	if _, err := os.Stat(filepath.Join(n.root, markerDir, "a")); err == nil {
+		t.Error("a marker for a stopped signal")
+	}
+}
+
+// A signal that fails is an ERROR line naming it.
+func TestFailedSignalIsLogged(t *testing.T) {
+	srv := httptest.NewServer(&heat{status: http.StatusForbidden})
+	defer srv.Close()
+	n := newNode(t, map[string]any{"deployments": []any{oacDeployment("a", [2]string{"deploy_signal_id", srv.URL + "/x?Signature=s3cr3t"})}})
+	if err := n.run(); exitcode.Of(err) != exitcode.Failure {
+		t.Fatalf("exit %d", exitcode.Of(err))
+	}
+	if !strings.Contains(n.stderr.String(), "[ERROR] Signal failed: CFN_SIGNAL: POST "+srv.URL+"/x: HTTP 403 Forbidden") || strings.Contains(n.stderr.String(), "s3cr3t") {
+		t.Errorf("log:\n%s", n.stderr.String())
 	}
 }
