@@ -85,13 +85,6 @@ var parsesOwnHelp = map[string]bool{
 	"os-collect-config": true, "os-refresh-config": true, "tripleo-agent-status": true,
 }
 
-// runApplyConfig runs os-apply-config with a soft memory limit: its live
-// data is small next to the garbage of parsing metadata and templates, and
-// the heap would otherwise grow past the 20 MiB peak RSS budget (make
-// bench: 19.5-21.6 MiB with GOGC=50, 17.6-18.7 MiB with the limit, in the
-// same time). The limit is soft: bigger metadata only makes the collector
-// work harder (its CPU is capped by the runtime). GOGC or GOMEMLIMIT in
-// the environment win.
 // The hooks answer to their deployment group's name (the links make
 // install puts in /usr/libexec/heat-config/hooks).
 func init() {
@@ -103,6 +96,13 @@ func init() {
 	}
 }
 
+// runApplyConfig runs os-apply-config with a soft memory limit: its live
+// data is small next to the garbage of parsing metadata and templates, and
+// the heap would otherwise grow past the 20 MiB peak RSS budget (make
+// bench: 19.5-21.6 MiB with GOGC=50, 17.6-18.7 MiB with the limit, in the
+// same time). The limit is soft: bigger metadata only makes the collector
+// work harder (its CPU is capped by the runtime). GOGC or GOMEMLIMIT in
+// the environment win.
 func runApplyConfig(ctx context.Context, args []string) error {
 	limitApplyConfigMemory(os.Getenv)
 	return applyconfig.Run(ctx, args, applyconfig.ProcessEnv())
