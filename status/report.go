@@ -68,7 +68,7 @@ func gather(p paths) (*Report, error) {
 }
 
 // judge sets the health and the problems. Healthy: every configured
-// source answered ("ok"), at least one did, the last pass converged (its
+// source answered ("ok"), at least one answered (ok or degraded), the last pass converged (its
 // command, if it ran one, exited 0), and the latest deployment of each
 // name succeeded and was signalled.
 func judge(rep *Report) {
@@ -80,10 +80,11 @@ func judge(rep *Report) {
 	add := func(kind, name, reason string) { rep.Problems = append(rep.Problems, Problem{kind, name, reason}) }
 	answered := 0
 	for _, c := range p.Collectors {
+		if c.Result == "ok" || c.Result == "degraded" {
+			answered++ // a degraded source answered, with part of its data kept
+		}
 		switch c.Result {
-		case "ok":
-			answered++
-		case "not-configured":
+		case "ok", "not-configured":
 		default: // "unavailable", "degraded" and whatever a later agent adds
 			reason := c.Result
 			if c.Reason != "" {

@@ -100,6 +100,9 @@ func TestHealth(t *testing.T) {
 		{"a source kept a bad file's last data", func(n *node) {
 			n.passWith(true, nil, heat, src("local", "degraded", "/var/lib/os-collect-config/local-data/a.json is not valid JSON; kept its last good data"))
 		}, "degraded", Degraded, []string{"source local: degraded: /var/lib/os-collect-config/local-data/a.json is not valid JSON; kept its last good data"}},
+		{"the only source degraded answered", func(n *node) {
+			n.passWith(true, nil, src("local", "degraded", "a.json is not valid JSON; kept the last committed data"))
+		}, "degraded", Degraded, []string{"source local: degraded: a.json is not valid JSON; kept the last committed data"}},
 		{"every source unavailable", func(n *node) {
 			n.passWith(true, nil, src("heat", "unavailable", "timed out"), src("ec2", "not-configured", ""))
 		}, "degraded", Degraded, []string{"source heat: unavailable: timed out", "pass: no source answered"}},
