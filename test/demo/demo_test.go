@@ -83,6 +83,17 @@ func world(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("make build: %v\n%s", err, out)
 	}
+	// The demo's files too, readable by every user: the checkout may sit
+	// in a directory that only its owner can enter (a clone in a mktemp
+	// -d directory), which nobody could not run the demo from.
+	for _, sub := range []string{"examples", "elements"} {
+		if out, err := exec.CommandContext(ctx, "cp", "-R", "--preserve=mode", filepath.Join("../..", sub), dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v\n%s", sub, err, out)
+		}
+	}
+	if out, err := exec.CommandContext(ctx, "chmod", "-R", "a+rX", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v\n%s", err, out)
+	}
 	return dir
 }
 
@@ -92,9 +103,9 @@ type result struct {
 	tmpdir string
 }
 
-// runDemo runs `sh examples/demo.sh BIN` from the repository's root with
-// a fresh HOME and TMPDIR owned by uid (-1: the test's own user), and
-// argv prefixing the command (e.g. setpriv).
+// runDemo runs `sh examples/demo.sh BIN` from dir (a copy of the demo's
+// files beside BIN) with a fresh HOME and TMPDIR owned by uid (-1: the
+// test's own user), and argv prefixing the command (e.g. setpriv).
 func runDemo(t *testing.T, dir string, uid int, prefix []string, extraEnv ...string) result {
 	t.Helper()
 	run, err := os.MkdirTemp(dir, "run")
@@ -115,15 +126,11 @@ func runDemo(t *testing.T, dir string, uid int, prefix []string, extraEnv ...str
 			}
 		}
 	}
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	argv := append(append([]string{}, prefix...), "sh", "examples/demo.sh", filepath.Join(dir, "bin"))
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = repo
+	cmd.Dir = dir
 	cmd.Env = append([]string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + home, "TMPDIR=" + tmp, "LANG=C.UTF-8",
