@@ -1,27 +1,21 @@
 package status
 
 import (
-	"archive/tar"
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/secret"
 	"github.com/tripleo-go/agent/internal/version"
 )
@@ -133,133 +127,6 @@ func configFiles(env Env) []string {
 	return out
 }
 
-// parseINI returns "section.key" -> value, the last one winning; enough
-// to find the cache directories and the secrets.
-func parseINI(data []byte) map[string]string {
-	out := map[string]string{}
-	section := "DEFAULT"
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case line == "" || line[0] == '#' || line[0] == ';':
-		case line[0] == '[' && strings.HasSuffix(line, "]"):
-			section = strings.TrimSpace(line[1 : len(line)-1])
-		default:
-			if k, v, ok := cutAssign(line); ok {
-				out[section+"."+k] = v
-			}
-		}
-	}
-	return out
-}
-
-func cutAssign(line string) (k, v string, ok bool) {
-	i := strings.IndexAny(line, "=:")
-	if i <= 0 {
-		return "", "", false
-	}
-	return strings.TrimSpace(line[:i]), strings.TrimSpace(line[i+1:]), true
-}
-
-// redactINI keeps the file's shape, comments included, and replaces the
-// value of every option that names a credential (and, in any line, what
-// RedactText removes).
-func redactINI(data []byte) string {
-	var b strings.Builder
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		t := strings.TrimSpace(line)
-		if k, _, ok := cutAssign(t); ok && t[0] != '#' && t[0] != ';' && t[0] != '[' && secret.SensitiveName(k) {
-			line = k + " = " + secret.Redacted + "\n"
-		}
-		b.WriteString(secret.RedactText(line))
-	}
-	return b.String()
-}
-
-// redaction gathers the secret values to remove from every member.
-type redaction struct{ known []string }
-
-func (r *redaction) redactor() *secret.Redactor {
-	// Once each (a deployment's signal URL is in heat.json, its .last and
-	// its .orig), longest first: a secret that contains another goes whole.
-	sort.Slice(r.known, func(i, j int) bool {
-		if len(r.known[i]) != len(r.known[j]) {
-			return len(r.known[i]) > len(r.known[j])
-		}
-		return r.known[i] < r.known[j]
-	})
-	return secret.NewRedactor(slices.Compact(r.known)...)
-}
-
-// harvestURL keeps a URL's password and query (whole, and each value,
-// raw and decoded) as secrets: a signed or temporary URL's signature.
-func (r *redaction) harvestURL(v string) {
-	if !strings.Contains(v, "://") {
-		return
-	}
-	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil {
-		return
-	}
-	if pw, ok := u.User.Password(); ok {
-		r.known = append(r.known, pw)
-	}
-	for k, vals := range u.Query() {
-		if l := strings.ToLower(k); (secret.SensitiveName(l) || strings.HasSuffix(l, "sig")) && !strings.HasSuffix(l, "method") && !strings.HasSuffix(l, "version") {
-			r.known = append(r.known, vals...)
-			for _, v := range vals {
-				r.known = append(r.known, url.QueryEscape(v))
-			}
-		}
-	}
-}
-
-// harvestDir reads the JSON files of dir (the cache; heat-config's state
-// directory) for secrets: values under sensitive names, the value of a
-// {"name": sensitive, "value": ...} input, and signed URLs.
-func (r *redaction) harvestDir(dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if !e.Type().IsRegular() || !(strings.HasSuffix(e.Name(), ".json") || strings.HasSuffix(e.Name(), ".json.last") || strings.HasSuffix(e.Name(), ".json.orig")) {
-			continue
-		}
-		if fi, err := e.Info(); err != nil || fi.Size() > harvestBytes {
-			continue
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		if v, err := pyjson.Loads(data); err == nil {
-			r.walk(v, false)
-		}
-	}
-}
-
-func (r *redaction) walk(v pyjson.Value, sensitive bool) {
-	switch v := v.(type) {
-	case string:
-		if sensitive {
-			r.known = append(r.known, v)
-		}
-		r.harvestURL(v)
-	case *pyjson.Object:
-		name, _ := v.Get("name")
-		input, _ := name.(string)
-		for _, k := range v.Keys() {
-			child, _ := v.Get(k)
-			r.walk(child, sensitive || secret.SensitiveName(k) || (k == "value" && secret.SensitiveName(input)))
-		}
-	case []pyjson.Value:
-		for _, c := range v {
-			r.walk(c, sensitive)
-		}
-	}
-}
-
 // listing is each directory's entries: mode, size, time, name; never a
 // byte of their contents.
 func listing(dirs ...string) []byte {
@@ -365,45 +232,4 @@ func run(ctx context.Context, env Env, path string, head, tail int, timeout time
 		out = append(out, fmt.Sprintf("(%s: exit %d)\n", filepath.Base(path), res.Returncode())...)
 	}
 	return out
-}
-
-// writeBundle writes the members, redacted, as a tar.gz under top/, to
-// out: staged beside it and renamed, private (0600).
-func writeBundle(out, top string, now time.Time, ms []member, red *secret.Redactor) error {
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", out, err)
-	}
-	defer os.Remove(f.Name())
-	zw := gzip.NewWriter(f)
-	tw := tar.NewWriter(zw)
-	for _, m := range ms {
-		data := []byte(red.Redact(secret.RedactText(string(m.data))))
-		hdr := &tar.Header{Name: top + "/" + m.name, Mode: 0o600, Size: int64(len(data)), ModTime: now, Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(hdr); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", out, err)
-		}
-		if _, err := tw.Write(data); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", out, err)
-		}
-	}
-	err = tw.Close()
-	if err == nil {
-		err = zw.Close()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), out)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", out, err)
-	}
-	return nil
 }
