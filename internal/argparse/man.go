@@ -118,8 +118,12 @@ func tagged(b *strings.Builder, tag, text string) {
 	if strings.TrimSpace(text) == "" {
 		text = "(no description)"
 	}
-	// Help lines start lower case, as argparse's; a manual's, upper.
+	// Help lines start lower case and end bare, as argparse's; a
+	// manual's are sentences.
 	text = strings.ToUpper(text[:1]) + text[1:]
+	if !strings.HasSuffix(text, ".") {
+		text += "."
+	}
 	b.WriteString(roffLine(text))
 }
 

@@ -61,8 +61,8 @@ func TestManPage(t *testing.T) {
 		".SH SYNOPSIS\n.B prog\n[\\-h] [\\-\\-version] [\\-t DIR] [\\-\\-zaqar\\-queue ZAQAR_QUEUE] [items ...]\n",
 		".SH DESCRIPTION\nDoes one thing.\n.PP\nAnd another.\n",
 		".TP\n\\fB\\-t\\fR \\fIDIR\\fR, \\fB\\-\\-templates\\fR \\fIDIR\\fR\nA directory whose files are read",
-		".SS zaqar options\n.TP\n\\fB\\-\\-zaqar\\-queue\\fR \\fIZAQAR_QUEUE\\fR\nThe queue\n",
-		".SH ENVIRONMENT\n.TP\n\\fBPROG_DIR\\fR\nWhere \\e things are\n",
+		".SS zaqar options\n.TP\n\\fB\\-\\-zaqar\\-queue\\fR \\fIZAQAR_QUEUE\\fR\nThe queue.\n",
+		".SH ENVIRONMENT\n.TP\n\\fBPROG_DIR\\fR\nWhere \\e things are.\n",
 		".SH EXIT STATUS\n\\&.5 is not a status\n",
 	} {
 		if !strings.Contains(page, want) {
