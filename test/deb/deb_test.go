@@ -196,7 +196,7 @@ func TestControl(t *testing.T) {
 		"Section":      "admin",
 		"Priority":     "optional",
 		"Depends":      "init-system-helpers (>= 1.54~)",
-		"Suggests":     "puppet, ansible-core",
+		"Suggests":     "puppet, ansible-core, heat-cfntools",
 	} {
 		if got := field(t, deb, name); got != want {
 			t.Errorf("%s: %q, want %q", name, got, want)
