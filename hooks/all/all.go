@@ -9,6 +9,7 @@ import (
 	"github.com/tripleo-go/agent/hooks/dockercompose"
 	"github.com/tripleo-go/agent/hooks/hiera"
 	"github.com/tripleo-go/agent/hooks/jsonfile"
+	"github.com/tripleo-go/agent/hooks/kubelet"
 	"github.com/tripleo-go/agent/hooks/puppet"
 	"github.com/tripleo-go/agent/hooks/script"
 )
@@ -22,4 +23,5 @@ var List = []hooks.Hook{
 	jsonfile.Hook,
 	applyconfig.Hook,
 	dockercompose.Hook,
+	kubelet.Hook,
 }
