@@ -41,7 +41,10 @@ var Configure = hooks.Script{
 // docker-compose.yml removed (the directory and its env files stay, as
 // in the reference). Then it writes <working>/<name>/docker-compose.yml
 // for each docker-compose deployment: an object config as PyYAML's
-// safe_dump wrote it, a string as it is.
+// safe_dump wrote it, a string as it is. The working directory is made
+// when a project is written: on a node without docker-compose
+// deployments (make install lays the script out everywhere) it leaves
+// nothing behind.
 func configure(ctx context.Context, env hooks.Env) error {
 	log := env.Logger()
 	confFile := env.Setting(ConfigVar, DefaultConfig)
@@ -51,10 +54,6 @@ func configure(ctx context.Context, env hooks.Env) error {
 		log.Error("No config file " + confFile)
 		return exitcode.With(exitcode.Failure, err)
 	} else if err != nil {
-		log.Error(err.Error())
-		return exitcode.With(exitcode.Failure, err)
-	}
-	if err := hooks.PrepareDir(dir); err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
@@ -72,15 +71,16 @@ func configure(ctx context.Context, env hooks.Env) error {
 			}
 		}
 	}
-	failed := cleanupStale(ctx, env, dir, names)
+	if err := cleanupStale(ctx, env, dir, names); err != nil {
+		return exitcode.With(exitcode.Failure, err)
+	}
 	for _, item := range list {
 		if err := writeCompose(dir, item); err != nil {
+			// The hook reports this deployment's failure to Heat; failing
+			// here would stop os-refresh-config before 55-heat-config, and
+			// no deployment of the node would run or be signalled.
 			log.Error(err.Error())
-			failed = err
 		}
-	}
-	if failed != nil {
-		return exitcode.With(exitcode.Failure, failed)
 	}
 	return nil
 }
@@ -89,6 +89,9 @@ func configure(ctx context.Context, env hooks.Env) error {
 func cleanupStale(ctx context.Context, env hooks.Env, dir string, names map[string]bool) error {
 	log := env.Logger()
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no project yet
+	}
 	if err != nil {
 		log.Error(err.Error())
 		return err
@@ -141,8 +144,10 @@ func writeCompose(dir string, item pyjson.Value) error {
 	default:
 		return fmt.Errorf("deployment %s: %w: the docker-compose config is neither a mapping nor YAML text", deployment.Label(o), hooks.ErrConfig)
 	}
-	if err := hooks.PrepareDir(proj); err != nil {
-		return err
+	for _, d := range []string{dir, proj} {
+		if err := hooks.PrepareDir(d); err != nil {
+			return err
+		}
 	}
 	return hooks.WriteFile(pypath.Join(proj, ComposeFile), []byte(text), 0o600)
 }

@@ -107,7 +107,9 @@ func runConfigureResp(t *testing.T, f *fixture, deployments, resp string) (int, 
 
 // No deployments file, or one that is not a JSON list: one error line,
 // status 1, nothing retired (the reference crashed). A config of
-// another shape fails that deployment only.
+// another shape is logged and skipped, status 0: the hook reports that
+// deployment's failure, and the others still run (the reference failed
+// the whole os-refresh-config pass).
 func TestConfigureErrors(t *testing.T) {
 	f := setup(t)
 	writeFile(t, filepath.Join(f.working, "p", "docker-compose.yml"), "web: {}\n")
@@ -122,7 +124,17 @@ func TestConfigureErrors(t *testing.T) {
 		}
 	}
 	code, log := runConfigure(t, f, `[{"name": "p", "group": "docker-compose", "config": [1]}, {"name": "q", "group": "docker-compose", "config": {"a": {}}}]`)
-	if code != 1 || !strings.Contains(log, "neither a mapping nor YAML text") || !fileExists(filepath.Join(f.working, "q", "docker-compose.yml")) {
+	if code != 0 || !strings.Contains(log, "neither a mapping nor YAML text") || !fileExists(filepath.Join(f.working, "q", "docker-compose.yml")) {
+		t.Errorf("exit %d, log %s", code, log)
+	}
+}
+
+// Without docker-compose deployments nothing is left behind: make
+// install lays the script out on every node.
+func TestConfigureWithoutProjectsLeavesNothing(t *testing.T) {
+	f := setup(t)
+	f.working = filepath.Join(f.working, "absent")
+	if code, log := runConfigure(t, f, `[{"id": "1", "name": "a", "group": "script"}]`); code != 0 || fileExists(f.working) {
 		t.Errorf("exit %d, log %s", code, log)
 	}
 }

@@ -42,7 +42,10 @@ var Configure = hooks.Script{
 // ones are written: the kubelet never sees a part of a manifest, nor an
 // empty directory that would stop every pod (the reference removed all
 // first). A deployment that cannot be written is logged and skipped, as
-// in the reference: its hook then reports the failure to Heat.
+// in the reference: its hook then reports the failure to Heat. The
+// directory is made for the first manifest: on a node without kubelet
+// deployments (make install lays the script out everywhere) it leaves
+// nothing behind.
 func configure(ctx context.Context, env hooks.Env) error {
 	log := env.Logger()
 	confFile := env.Setting(ConfigVar, DefaultConfig)
@@ -52,10 +55,6 @@ func configure(ctx context.Context, env hooks.Env) error {
 		log.Error("No config file " + confFile)
 		return exitcode.With(exitcode.Failure, err)
 	} else if err != nil {
-		log.Error(err.Error())
-		return exitcode.With(exitcode.Failure, err)
-	}
-	if err := hooks.PrepareDir(dir); err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
@@ -78,6 +77,9 @@ func configure(ctx context.Context, env hooks.Env) error {
 		}
 	}
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no kubelet deployment, none before
+	}
 	if err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
@@ -118,6 +120,9 @@ func writeManifest(dir string, item pyjson.Value) (string, error) {
 		return "", fmt.Errorf("deployment %s: %w", deployment.Label(o), err)
 	}
 	name := ids + ".json"
+	if err := hooks.PrepareDir(dir); err != nil {
+		return name, err
+	}
 	config, ok := o.Get("config")
 	if !ok {
 		// Keep the pod of a deployment whose manifest cannot be written

@@ -98,3 +98,15 @@ func TestConfigureErrors(t *testing.T) {
 		t.Errorf("exit %d, log %s", code, log)
 	}
 }
+
+// Without kubelet deployments nothing is left behind: make install lays
+// the script out on every node.
+func TestConfigureWithoutPodsLeavesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "absent")
+	if code, log := runConfigure(t, dir, `[{"id": "1", "group": "script"}]`); code != 0 {
+		t.Errorf("exit %d, log %s", code, log)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the manifests directory was made")
+	}
+}
