@@ -36,6 +36,9 @@ type Hook struct {
 	// could not do its work (the reference crashed there), and makes the
 	// process exit 1 with the error logged.
 	Run func(ctx context.Context, d *deployment.Deployment, env Env) (*pyjson.Object, error)
+	// Scripts are the os-refresh-config scripts of the hook's element,
+	// if any.
+	Scripts []Script
 }
 
 // LoggerName is the reference hooks' Python logger name, in every line.

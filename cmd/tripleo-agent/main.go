@@ -86,13 +86,20 @@ var parsesOwnHelp = map[string]bool{
 }
 
 // The hooks answer to their deployment group's name (the links make
-// install puts in /usr/libexec/heat-config/hooks).
+// install puts in /usr/libexec/heat-config/hooks), their elements'
+// os-refresh-config scripts to the scripts' names.
 func init() {
 	for _, h := range all.List {
 		programs[h.Group] = func(ctx context.Context, args []string) error {
 			return hooks.Main(ctx, h, args, hooks.ProcessEnv())
 		}
 		manuals[h.Group] = func() *argparse.Parser { return hooks.CLI(h) }
+		for _, s := range h.Scripts {
+			programs[s.Name] = func(ctx context.Context, args []string) error {
+				return hooks.RunScript(ctx, s, args, hooks.ProcessEnv())
+			}
+			manuals[s.Name] = func() *argparse.Parser { return hooks.ScriptCLI(s) }
+		}
 	}
 }
 

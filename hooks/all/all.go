@@ -7,8 +7,10 @@ import (
 	"github.com/tripleo-go/agent/hooks/ansible"
 	"github.com/tripleo-go/agent/hooks/applyconfig"
 	"github.com/tripleo-go/agent/hooks/cfninit"
+	"github.com/tripleo-go/agent/hooks/dockercompose"
 	"github.com/tripleo-go/agent/hooks/hiera"
 	"github.com/tripleo-go/agent/hooks/jsonfile"
+	"github.com/tripleo-go/agent/hooks/kubelet"
 	"github.com/tripleo-go/agent/hooks/puppet"
 	"github.com/tripleo-go/agent/hooks/script"
 )
@@ -22,4 +24,6 @@ var List = []hooks.Hook{
 	jsonfile.Hook,
 	applyconfig.Hook,
 	cfninit.Hook,
+	dockercompose.Hook,
+	kubelet.Hook,
 }

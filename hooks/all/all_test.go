@@ -20,7 +20,7 @@ func TestList(t *testing.T) {
 		}
 		groups = append(groups, h.Group)
 	}
-	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init"}
+	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-compose", "kubelet"}
 	if !slices.Equal(groups, want) {
 		t.Errorf("groups %q, want %q", groups, want)
 	}
@@ -34,7 +34,7 @@ func TestEveryHookRefusesBadStdin(t *testing.T) {
 			// A working directory that must stay empty.
 			dir := t.TempDir()
 			env := []string{"PATH=/nonexistent"}
-			for _, v := range []string{"HEAT_SCRIPT_WORKING", "HEAT_PUPPET_WORKING", "HEAT_ANSIBLE_WORKING", "HEAT_PUPPET_HIERA_DATADIR", "HEAT_CFN_INIT_LAST_METADATA_DIR"} {
+			for _, v := range []string{"HEAT_SCRIPT_WORKING", "HEAT_PUPPET_WORKING", "HEAT_ANSIBLE_WORKING", "HEAT_PUPPET_HIERA_DATADIR", "HEAT_CFN_INIT_LAST_METADATA_DIR", "HEAT_DOCKER_COMPOSE_WORKING"} {
 				env = append(env, v+"="+dir+"/x")
 			}
 			r := hooktest.Run(t, h, stdin, env)
