@@ -6,6 +6,7 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/ansible"
 	"github.com/tripleo-go/agent/hooks/applyconfig"
+	"github.com/tripleo-go/agent/hooks/dockercmd"
 	"github.com/tripleo-go/agent/hooks/hiera"
 	"github.com/tripleo-go/agent/hooks/jsonfile"
 	"github.com/tripleo-go/agent/hooks/puppet"
@@ -20,4 +21,5 @@ var List = []hooks.Hook{
 	hiera.Hook,
 	jsonfile.Hook,
 	applyconfig.Hook,
+	dockercmd.Hook,
 }

@@ -20,7 +20,7 @@ func TestList(t *testing.T) {
 		}
 		groups = append(groups, h.Group)
 	}
-	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config"}
+	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "docker-cmd"}
 	if !slices.Equal(groups, want) {
 		t.Errorf("groups %q, want %q", groups, want)
 	}
