@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyyaml"
 )
 
 // Suffix ends the name of a control file; such files are never templates.
@@ -51,6 +52,19 @@ func (e *Error) Error() string { return lineBreaks.Replace(e.Msg) }
 var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`)
 
 func errorf(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
+
+// parseYAML11 is the file's YAML as the reference reads it,
+// "safe_load(...) or {}": nil when empty or false.
+func parseYAML11(data []byte) (pyjson.Value, error) {
+	v, err := pyyaml.SafeLoad(data)
+	if err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	if !pyjson.Truthy(v) {
+		return nil, nil
+	}
+	return v, nil
+}
 
 // Parse reads a control file's text. An empty or comment-only file is the
 // default control.

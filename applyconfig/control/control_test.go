@@ -85,7 +85,7 @@ func TestParse(t *testing.T) {
 		{"bool tag on other text", "allow_empty: !!bool 1", Control{}, `invalid YAML: cannot read "1" as !!bool`},
 		{"unknown tag", "!0", Control{}, `invalid YAML: could not determine a constructor for the tag "!0"`},
 		{"unknown tag on a mapping", "!x {mode: 0600}", Control{}, `invalid YAML: could not determine a constructor for the tag "!x"`},
-		{"set", "!!set {mode}", Control{}, "invalid YAML: !!set is not supported in a control file"},
+		{"set", "!!set {mode}", Control{}, "invalid YAML: !!set is not supported"},
 		// Merge keys, as PyYAML's safe loader reads them.
 		{"merge key", "<<: {mode: 0600, owner: root}\nowner: nobody", Control{Mode: 0o600, Owner: 65534, Group: -1, AllowEmpty: true}, ""},
 		{"merge list, the first wins", "<<: [{mode: 0600}, {mode: 0644, group: 0}]", Control{Mode: 0o600, Owner: -1, Group: 0, AllowEmpty: true}, ""},

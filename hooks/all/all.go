@@ -7,6 +7,7 @@ import (
 	"github.com/tripleo-go/agent/hooks/ansible"
 	"github.com/tripleo-go/agent/hooks/applyconfig"
 	"github.com/tripleo-go/agent/hooks/cfninit"
+	"github.com/tripleo-go/agent/hooks/dockercmd"
 	"github.com/tripleo-go/agent/hooks/dockercompose"
 	"github.com/tripleo-go/agent/hooks/hiera"
 	"github.com/tripleo-go/agent/hooks/jsonfile"
@@ -24,6 +25,7 @@ var List = []hooks.Hook{
 	jsonfile.Hook,
 	applyconfig.Hook,
 	cfninit.Hook,
+	dockercmd.Hook,
 	dockercompose.Hook,
 	kubelet.Hook,
 }

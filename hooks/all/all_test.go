@@ -20,7 +20,7 @@ func TestList(t *testing.T) {
 		}
 		groups = append(groups, h.Group)
 	}
-	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-compose", "kubelet"}
+	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet"}
 	if !slices.Equal(groups, want) {
 		t.Errorf("groups %q, want %q", groups, want)
 	}

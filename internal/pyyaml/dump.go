@@ -1,10 +1,11 @@
-// Package pyyaml writes JSON-like values as PyYAML's
+// Writing: JSON-like values as PyYAML's
 // yaml.safe_dump(data, default_flow_style=False) does, byte for byte:
 // block style, keys sorted, 2-space indent, sequences in a mapping not
 // indented, empty collections as [] and {}, strings plain when PyYAML
 // would read them back as strings, else quoted as its emitter chooses,
 // lines folded past 80 columns, non-ASCII escaped. Files a reference
 // program wrote with it (docker-compose.yml) stay the same files.
+
 package pyyaml
 
 import (

@@ -70,11 +70,11 @@ func TestLayout(t *testing.T) {
 		"heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status"} {
 		links = append(links, "usr/bin/"+p)
 	}
-	for _, s := range []string{"configure.d/20-os-apply-config", "configure.d/50-heat-config-docker-compose", "configure.d/50-heat-config-kubelet",
+	for _, s := range []string{"configure.d/20-os-apply-config", "configure.d/50-heat-config-docker-cmd", "configure.d/50-heat-config-docker-compose", "configure.d/50-heat-config-kubelet",
 		"configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
 		links = append(links, "usr/libexec/os-refresh-config/"+s)
 	}
-	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-compose", "kubelet"} {
+	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet"} {
 		links = append(links, "usr/libexec/heat-config/hooks/"+h)
 	}
 	bin := filepath.Join(d, "usr/bin/tripleo-agent")

@@ -1,4 +1,7 @@
-package control
+// Package pyyaml reads YAML as PyYAML's yaml.safe_load does: one
+// document, YAML 1.1 scalar meaning ("0644" is octal, "yes" and "off"
+// are booleans), merge keys, and its safe loader's tags only.
+package pyyaml
 
 import (
 	"bytes"
@@ -24,10 +27,16 @@ var (
 	yaml11Null  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
 )
 
-// parseYAML11 decodes one YAML document into JSON-like values with YAML 1.1
-// scalar meaning. yaml.v3 does the syntax; the scalars are resolved here
-// because yaml.v3 follows YAML 1.2 (where 0644 is decimal).
-func parseYAML11(data []byte) (pyjson.Value, error) {
+// Error is YAML that safe_load refuses; the message starts "invalid YAML: ".
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+// SafeLoad decodes one YAML document into JSON-like values with YAML 1.1
+// scalar meaning; an empty document is nil. yaml.v3 does the syntax; the
+// scalars are resolved here because yaml.v3 follows YAML 1.2 (where 0644
+// is decimal).
+func SafeLoad(data []byte) (pyjson.Value, error) {
 	invalid := func(err error) error {
 		return &Error{Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
@@ -50,14 +59,7 @@ func parseYAML11(data []byte) (pyjson.Value, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, nil
 	}
-	v, err := convert(doc.Content[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	if !pyjson.Truthy(v) { // the reference reads it as "safe_load(...) or {}"
-		return nil, nil
-	}
-	return v, nil
+	return convert(doc.Content[0], 0)
 }
 
 const maxYAMLDepth = 100
@@ -162,7 +164,7 @@ func unalias(n *yaml.Node) *yaml.Node {
 
 // checkTag refuses an explicit tag that PyYAML's safe loader has no
 // constructor for, as it does, and the ones it builds Python types from
-// that a control file has no use for (sets, ordered pairs, bytes).
+// that JSON has no place for (sets, ordered pairs, bytes).
 func checkTag(n *yaml.Node) error {
 	if n.Style&yaml.TaggedStyle == 0 {
 		return nil
@@ -176,7 +178,7 @@ func checkTag(n *yaml.Node) error {
 	case strings.Contains(known, " "+n.Tag+" "):
 		return nil
 	case n.Tag == "!!set" || n.Tag == "!!omap" || n.Tag == "!!pairs" || n.Tag == "!!binary":
-		return &Error{Msg: fmt.Sprintf("invalid YAML: %s is not supported in a control file", n.Tag)}
+		return &Error{Msg: fmt.Sprintf("invalid YAML: %s is not supported", n.Tag)}
 	}
 	return &Error{Msg: fmt.Sprintf("invalid YAML: could not determine a constructor for the tag %q", n.Tag)}
 }

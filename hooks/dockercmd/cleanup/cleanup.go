@@ -1,0 +1,204 @@
+// Package cleanup is os-refresh-config's
+// configure.d/50-heat-config-docker-cmd, which runs before 55-heat-config:
+// it removes the containers of docker-cmd deployments that are no longer
+// in heat-config's deployments list, then gives containers started under
+// a suffixed name (their deployment replaced one still running) the name
+// they were meant to have, once that name is free.
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tripleo-go/agent/hooks"
+	"github.com/tripleo-go/agent/hooks/dockercmd"
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/pyos"
+)
+
+// Name is the program's name: its file in configure.d.
+const Name = "50-heat-config-docker-cmd"
+
+// ConfigVar names the deployments list, as for 55-heat-config.
+const (
+	ConfigVar     = "HEAT_SHELL_CONFIG"
+	DefaultConfig = "/var/run/heat-config/heat-config"
+)
+
+// Env is the world the program runs in.
+type Env struct {
+	Stderr  io.Writer
+	Environ []string
+}
+
+// ProcessEnv is the Env of the running process.
+func ProcessEnv() Env {
+	pyos.CloseInheritedFDs()
+	return Env{Stderr: os.Stderr, Environ: os.Environ()}
+}
+
+// Run removes and renames. A missing or unreadable (not JSON) list is a
+// warning and nothing done, as in the reference; so is a container
+// command that fails. A list that is JSON but not a list of deployments
+// fails the run (exit 1) before anything is removed: the reference
+// crashed there too, and removing containers on a misread list would
+// remove them all.
+func Run(ctx context.Context, _ []string, env Env) error {
+	log := logging.New(env.Stderr, logging.Options{
+		Identifier: Name, Level: slog.LevelDebug,
+		Prefix: logging.PythonPrefix(hooks.LoggerName), QuietAttrs: true,
+	})
+	henv := hooks.Env{Environ: env.Environ, Log: log}
+	path := henv.Setting(ConfigVar, DefaultConfig)
+	ids, err := configIDs(path, log)
+	if err != nil {
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, err)
+	}
+	if ids == nil {
+		return nil
+	}
+	c := cleaner{dk: dockercmd.Docker{Cmd: henv.Setting(dockercmd.CmdVar, dockercmd.DefaultCmd), Env: henv}, log: log}
+	c.deleteMissing(ctx, ids)
+	c.rename(ctx)
+	if ctx.Err() != nil {
+		return exitcode.With(exitcode.Terminated, ctx.Err())
+	}
+	return nil
+}
+
+// configIDs are the ids of the docker-cmd deployments in the list at
+// path; nil (with a warning) when there is no list to read.
+func configIDs(path string, log *slog.Logger) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		log.Warn("No config file " + path)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	v, err := pyos.LoadsJSON(data)
+	if err != nil {
+		log.Warn("Could not load config json: " + pyjson.PythonError(err))
+		return nil, nil
+	}
+	list, ok := v.([]pyjson.Value)
+	if !ok {
+		return nil, fmt.Errorf("%s: the deployments are not a list; no container removed", path)
+	}
+	ids := []string{}
+	for i, item := range list {
+		obj, ok := item.(*pyjson.Object)
+		if !ok {
+			return nil, fmt.Errorf("%s: deployment %d is not an object; no container removed", path, i)
+		}
+		group, ok := obj.Get("group")
+		if !ok {
+			return nil, fmt.Errorf("%s: deployment %d has no group; no container removed", path, i)
+		}
+		if group != dockercmd.Hook.Group {
+			continue
+		}
+		id, _ := obj.Get("id")
+		s, ok := id.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: docker-cmd deployment %d has no string id; no container removed", path, i)
+		}
+		ids = append(ids, s)
+	}
+	return ids, nil
+}
+
+type cleaner struct {
+	dk  dockercmd.Docker
+	log *slog.Logger
+}
+
+// deleteMissing removes the containers of each config id on a managed
+// container that is not in ids.
+func (c cleaner) deleteMissing(ctx context.Context, ids []string) {
+	for _, id := range c.currentIDs(ctx) {
+		if slices.Contains(ids, id) {
+			continue
+		}
+		c.log.Debug(id + " no longer exists, deleting containers")
+		out := c.dk.Execute(ctx, []string{c.dk.Cmd, "ps", "-q", "-a",
+			"--filter", "label=" + dockercmd.LabelManagedBy + "=" + dockercmd.ManagedBy,
+			"--filter", "label=" + dockercmd.LabelConfigID + "=" + id})
+		if out.Status != 0 {
+			continue
+		}
+		for _, container := range strings.Fields(out.Stdout) {
+			rm := c.dk.Execute(ctx, []string{c.dk.Cmd, "rm", "-f", container})
+			if rm.Status != 0 {
+				c.log.Error("Error removing container: " + container)
+				c.log.Error(pyjson.ReprBytes(rm.RawStderr))
+			}
+		}
+	}
+}
+
+// currentIDs are the config_id labels of the managed containers, each
+// once, in the order listed (the reference's set had no order).
+func (c cleaner) currentIDs(ctx context.Context) []string {
+	out := c.dk.Execute(ctx, []string{c.dk.Cmd, "ps", "-a",
+		"--filter", "label=" + dockercmd.LabelManagedBy + "=" + dockercmd.ManagedBy,
+		"--format", c.dk.LabelFormat(dockercmd.LabelConfigID)})
+	if out.Status != 0 {
+		return nil
+	}
+	var ids []string
+	for _, id := range strings.Fields(out.Stdout) {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// rename gives each container whose container_name label is not its name
+// that name, unless a container has it (the old one, not yet removed):
+// then it stays as it is until a later run.
+func (c cleaner) rename(ctx context.Context) {
+	out := c.dk.Execute(ctx, []string{c.dk.Cmd, "ps", "-a",
+		"--format", "{{.Names}} " + c.dk.LabelFormat(dockercmd.LabelContainerName)})
+	if out.Status != 0 {
+		return
+	}
+	var current []string
+	want := map[string]string{}
+	for _, line := range strings.Split(out.Stdout, "\n") {
+		entry := strings.Fields(line)
+		if len(entry) == 0 {
+			continue
+		}
+		current = append(current, entry[0])
+		if len(entry) < 2 || entry[0] == entry[len(entry)-1] {
+			continue
+		}
+		want[entry[0]] = entry[len(entry)-1]
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		desired := want[name]
+		if slices.Contains(current, desired) {
+			c.log.Info(fmt.Sprintf(`Cannot rename "%s" since "%s" still exists`, name, desired))
+			continue
+		}
+		c.dk.Execute(ctx, []string{c.dk.Cmd, "rename", name, desired})
+	}
+}
