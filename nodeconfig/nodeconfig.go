@@ -153,7 +153,7 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	if err := durable.WriteFileMode(path, data, perm); err != nil {
 		return err
 	}
-	if uid >= 0 && uid != os.Geteuid() {
+	if uid >= 0 && (uid != os.Geteuid() || gid != os.Getegid()) {
 		if err := os.Lchown(path, uid, gid); err != nil {
 			return err
 		}

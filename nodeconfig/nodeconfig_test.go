@@ -83,3 +83,24 @@ func TestWriteFileThroughLink(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+// A replaced file keeps its owner and group (the steps run as root).
+func TestWriteFileKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	p := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Skip(err)
+	}
+	if err := WriteFile(p, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	if uid, gid := ownerOf(st); uid != 65534 || gid != 65534 {
+		t.Errorf("owner %d:%d, want 65534:65534", uid, gid)
+	}
+}
