@@ -1,6 +1,8 @@
-# Programs are one multi-call binary, linked under each reference name.
+# Programs are one multi-call binary, linked under each reference name
+# (the sysctl element's helpers too: other elements call them).
 PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os-collect-config \
-            heat-config-notify heat-config-rebuild-deployed tripleo-agent-status
+            heat-config-notify heat-config-rebuild-deployed tripleo-agent-status \
+            sysctl-set-value sysctl-write-value sysctl-append-value
 # heat-config's hooks, one link per deployment group (hooks/all).
 HOOKS    := script puppet ansible hiera json-file apply-config cfn-init docker-cmd docker-compose kubelet
 # Elements (diskimage-builder's format) whose os-refresh-config scripts

@@ -14,7 +14,8 @@ import (
 // the Makefile's PROGRAMS, which a test compares): the commands that get
 // a completion and a manual page.
 var binPrograms = []string{"tripleo-agent", "os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts",
-	"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status"}
+	"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status",
+	"sysctl-set-value", "sysctl-write-value", "sysctl-append-value"}
 
 // bashCompletion is a bash completion script for tripleo-agent and each
 // of its programs, made from the parsers their help comes from: options

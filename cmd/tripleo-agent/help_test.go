@@ -31,7 +31,7 @@ var pathVars = []string{
 	"HEAT_SHELL_CONFIG", "HEAT_CONFIG_DEPLOYED", "HEAT_CONFIG_DEPLOYED_OLD", "HEAT_CONFIG_HOOKS",
 	"HEAT_SCRIPT_WORKING", "HEAT_SCRIPT_OUTPUTS", "HEAT_PUPPET_WORKING", "HEAT_PUPPET_OUTPUTS",
 	"HEAT_PUPPET_LOGDIR", "HEAT_PUPPET_HIERA_DATADIR", "HEAT_ANSIBLE_WORKING", "HEAT_ANSIBLE_OUTPUTS",
-	"HEAT_ANSIBLE_INVENTORY", "HEAT_HIERA_CONFIG", "HEAT_CFN_INIT_LAST_METADATA_DIR", "HEAT_DOCKER_COMPOSE_WORKING", "HEAT_KUBELET_MANIFESTS", "HEAT_DOCKER_CMD",
+	"HEAT_ANSIBLE_INVENTORY", "HEAT_HIERA_CONFIG", "HEAT_CFN_INIT_LAST_METADATA_DIR", "HEAT_DOCKER_COMPOSE_WORKING", "HEAT_KUBELET_MANIFESTS", "HEAT_DOCKER_CMD", "NODECONFIG_ROOT",
 }
 
 // runAgent runs the agent (this test binary) with args, in dir, with env
@@ -65,8 +65,8 @@ func runAgent(t *testing.T, dir string, env []string, args ...string) (string, s
 // /var/run/heat-config/deployed.)
 func TestHelpAndVersionHaveNoSideEffects(t *testing.T) {
 	names := programNames()
-	if len(names) != 24 {
-		t.Errorf("%d programs, want the 11 programs, 10 hooks and 3 scripts: %v", len(names), names)
+	if len(names) != 30 {
+		t.Errorf("%d programs, want the 11 programs, 10 hooks, 3 hook scripts and 6 node steps: %v", len(names), names)
 	}
 	for _, name := range names {
 		for _, arg := range []string{"--help", "-h", "--version"} {

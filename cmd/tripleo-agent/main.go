@@ -22,6 +22,10 @@ import (
 	"github.com/tripleo-go/agent/hooks/dockercmd/cleanup"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/nodeconfig"
+	"github.com/tripleo-go/agent/nodeconfig/gateway"
+	"github.com/tripleo-go/agent/nodeconfig/hosts"
+	"github.com/tripleo-go/agent/nodeconfig/sysctl"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
 	"github.com/tripleo-go/agent/signal/notify"
@@ -64,6 +68,18 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	"tripleo-agent-status": func(ctx context.Context, args []string) error {
 		return status.Run(ctx, args, status.ProcessEnv())
 	},
+	// The node's own configure steps (elements sysctl, network-gateway,
+	// hosts) and the sysctl element's helpers.
+	sysctl.ApplyName:      nodeStep(sysctl.RunApply),
+	"sysctl-set-value":    nodeStep(sysctl.RunSet),
+	"sysctl-write-value":  nodeStep(sysctl.RunWrite),
+	"sysctl-append-value": nodeStep(sysctl.RunAppend),
+	gateway.Name:          nodeStep(gateway.Run),
+	hosts.Name:            nodeStep(hosts.Run),
+}
+
+func nodeStep(run func(context.Context, []string, nodeconfig.Env) error) func(context.Context, []string) error {
+	return func(ctx context.Context, args []string) error { return run(ctx, args, nodeconfig.ProcessEnv()) }
 }
 
 // manuals are the programs' command lines: what --help prints and what
@@ -81,6 +97,12 @@ var manuals = map[string]func() *argparse.Parser{
 	"50-heat-config-docker-cmd":    cleanup.CLI,
 	"99-refresh-completed":         refreshcompleted.CLI,
 	"tripleo-agent-status":         status.CLI,
+	sysctl.ApplyName:               sysctl.ApplyCLI,
+	"sysctl-set-value":             sysctl.SetCLI,
+	"sysctl-write-value":           sysctl.WriteCLI,
+	"sysctl-append-value":          sysctl.AppendCLI,
+	gateway.Name:                   gateway.CLI,
+	hosts.Name:                     hosts.CLI,
 }
 
 // parsesOwnHelp are the programs whose argparse parser answers --help and

@@ -23,7 +23,7 @@ var rules = []struct {
 	pkg string
 	may []string
 }{
-	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "hooks/dockercmd/cleanup", "signal/notify", "signal/refreshcompleted", "status", "internal/exitcode", "internal/argparse", "internal/version"}},
+	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "hooks/dockercmd/cleanup", "signal/notify", "signal/refreshcompleted", "status", "nodeconfig/...", "internal/exitcode", "internal/argparse", "internal/version"}},
 	{"collectors/occ", []string{"collectors/...", "systemd", "internal/..."}},
 	{"collectors", []string{"collectors/cache", "collectors/config", "internal/..."}},
 	{"collectors/merger", []string{"collectors", "internal/..."}},
@@ -47,6 +47,9 @@ var rules = []struct {
 	{"signal/refreshcompleted", []string{"signal/...", "heatconfig/deployment", "internal/..."}},
 	{"signal/*", []string{"signal", "heatconfig/deployment", "internal/..."}},
 	{"status", internal},
+	{"nodeconfig", []string{"applyconfig/metadata", "internal/..."}},
+	{"nodeconfig/nodeconfigtest", []string{"nodeconfig", "internal/..."}},
+	{"nodeconfig/*", []string{"nodeconfig", "applyconfig/metadata", "internal/..."}},
 	{"internal/...", internal},
 	{"systemd", nil},
 	{"tools/...", []string{"..."}},

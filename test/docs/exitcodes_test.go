@@ -179,6 +179,14 @@ var exitCases = []exitCase{
 		argv:  []string{"heat-config-rebuild-deployed"},
 		env:   []string{"OS_CONFIG_FILES=D/md.json", "HEAT_CONFIG_DEPLOYED=D/deployed"},
 		setup: func(t *testing.T, d string) { write(t, d+"/md.json", `{"deployments": [`+scriptDeployment+`]}`, 0o600) }},
+	{section: nodeSteps, row: "0", name: "no hosts key", want: 0,
+		argv:  []string{"tripleo-agent", "51-hosts"},
+		env:   []string{"OS_CONFIG_FILES=D/md.json", "NODECONFIG_ROOT=D/root"},
+		setup: func(t *testing.T, d string) { write(t, d+"/md.json", `{}`, 0o600) }},
+	{section: nodeSteps, row: "1", name: "sysctl not an object", want: 1,
+		argv:  []string{"tripleo-agent", "10-sysctl-apply-config"},
+		env:   []string{"OS_CONFIG_FILES=D/md.json", "NODECONFIG_ROOT=D/root"},
+		setup: func(t *testing.T, d string) { write(t, d+"/md.json", `{"sysctl": 5}`, 0o600) }},
 	{section: "heat-config-rebuild-deployed", row: "1", name: "deployments not a list", want: 1,
 		argv:  []string{"heat-config-rebuild-deployed"},
 		env:   []string{"OS_CONFIG_FILES=D/md.json", "HEAT_CONFIG_DEPLOYED=D/deployed"},
@@ -220,6 +228,8 @@ var exitCases = []exitCase{
 	{section: "tripleo-agent-status", row: "3", name: "no pass yet", want: 3,
 		argv: []string{"tripleo-agent-status"}, env: []string{"OS_COLLECT_CONFIG_STATUS_DIR=D/status", "HEAT_CONFIG_DEPLOYED=D/deployed"}},
 }
+
+const nodeSteps = "Node steps (`10-sysctl-apply-config`, `25-set-network-gateway`, `51-hosts`, `sysctl-set-value`, `sysctl-write-value`, `sysctl-append-value`)"
 
 // writePass writes os-collect-config's record of a pass that ended now.
 func writePass(t *testing.T, d, fields string) {

@@ -67,11 +67,13 @@ func TestLayout(t *testing.T) {
 	d := installed(t)
 	links := []string{}
 	for _, p := range []string{"os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts", "os-collect-config",
-		"heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status"} {
+		"heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status",
+		"sysctl-set-value", "sysctl-write-value", "sysctl-append-value"} {
 		links = append(links, "usr/bin/"+p)
 	}
-	for _, s := range []string{"configure.d/20-os-apply-config", "configure.d/50-heat-config-docker-cmd", "configure.d/50-heat-config-docker-compose", "configure.d/50-heat-config-kubelet",
-		"configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
+	for _, s := range []string{"configure.d/10-sysctl-apply-config", "configure.d/20-os-apply-config", "configure.d/25-set-network-gateway",
+		"configure.d/50-heat-config-docker-cmd", "configure.d/50-heat-config-docker-compose", "configure.d/50-heat-config-kubelet",
+		"configure.d/51-hosts", "configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
 		links = append(links, "usr/libexec/os-refresh-config/"+s)
 	}
 	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet"} {

@@ -1,0 +1,106 @@
+package nodeconfig
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// The metadata files are os-apply-config's: its fallback files first,
+// then OS_CONFIG_FILES (even empty), else the list OS_CONFIG_FILES_PATH
+// names, else os-collect-config's list, else that list's old place.
+func TestMetadataFiles(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	custom := filepath.Join(root, "list.json")
+	write(custom, `["/c.json", 3]`)
+	for _, tc := range []struct {
+		name    string
+		environ []string
+		files   map[string]string
+		want    []string
+	}{
+		{"variable", []string{"OS_CONFIG_FILES=/a.json:/b.json"}, nil, []string{"/a.json", "/b.json"}},
+		{"empty variable", []string{"OS_CONFIG_FILES="}, nil, []string{""}},
+		{"list path", []string{"OS_CONFIG_FILES_PATH=" + custom}, nil, []string{"/c.json"}},
+		{"no list", nil, nil, nil},
+		{"default list", nil, map[string]string{osConfigFiles: `["/d.json"]`, oldOSConfigFiles: `["/old.json"]`}, []string{"/d.json"}},
+		{"old list", nil, map[string]string{oldOSConfigFiles: `["/old.json"]`}, []string{"/old.json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := t.TempDir()
+			for p, s := range tc.files {
+				write(r+p, s)
+			}
+			env := Env{Root: r, Environ: tc.environ}
+			got, err := env.MetadataFiles()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{r + fallbackMetadata[0], r + fallbackMetadata[1], r + fallbackMetadata[2]}
+			want = append(want, tc.want...)
+			if !slices.Equal(got, want) {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+	env := Env{Root: root, Environ: []string{"OS_CONFIG_FILES_PATH=" + filepath.Join(root, "bad.json")}}
+	write(filepath.Join(root, "bad.json"), `{"not": "a list"}`)
+	if _, err := env.MetadataFiles(); err == nil {
+		t.Error("a list file that is not a list: no error")
+	}
+}
+
+// A replaced file keeps its mode, and a link is followed: the file it
+// points to is replaced, the link stays.
+func TestWriteFileThroughLink(t *testing.T) {
+	d := t.TempDir()
+	target, link := filepath.Join(d, "hosts.real"), filepath.Join(d, "hosts")
+	if err := os.WriteFile(target, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("hosts.real", link)
+	p := Resolve(link)
+	if err := WriteFile(p, []byte("new\n"), ModeOr(p, 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(link); string(b) != "new\n" {
+		t.Errorf("through the link: %q", b)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced by a file")
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %o, want 600", fi.Mode().Perm())
+	}
+	if ents, _ := os.ReadDir(d); len(ents) != 2 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// A replaced file keeps its owner and group (the steps run as root).
+func TestWriteFileKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	p := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Skip(err)
+	}
+	if err := WriteFile(p, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	if uid, gid := ownerOf(st); uid != 65534 || gid != 65534 {
+		t.Errorf("owner %d:%d, want 65534:65534", uid, gid)
+	}
+}

@@ -1,0 +1,282 @@
+// Package nodeconfigtest runs a configure step on a table of metadata
+// inputs, ours in process on a scratch root and the reference's element
+// script in a private mount namespace (its writes land in an overlay of
+// /etc), both with the same recording fakes of the commands they run,
+// and puts what each left (files, modes, commands run, exit status) in
+// one text to compare with a golden file.
+package nodeconfigtest
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/nodeconfig"
+)
+
+// Update rewrites the golden files from the reference (it needs
+// TRIPLEO_IMAGE_ELEMENTS).
+var Update = flag.Bool("update", false, "rewrite testdata/golden from the reference's run")
+
+// A Case is one input: the metadata and the files there before.
+type Case struct {
+	Name string
+	// Metadata is the JSON of the one metadata file; "" for none.
+	Metadata string
+	// Files are the files before the run, by path ("/etc/hosts"); a mode
+	// other than 0644 is given as "0600:" before the content.
+	Files map[string]string
+	// Args are the step's arguments (the sysctl-* helpers take some).
+	Args []string
+	// Differs, when set, says why ours deliberately leaves something
+	// else than the reference: ours is compared with <name>.ours.txt.
+	Differs string
+	// Dirs are directories there before (with Files' own).
+	Dirs []string
+	// Dist is what the fake lsb_release -is prints ("Debian" if empty).
+	Dist string
+}
+
+// Watched are the paths whose files the result lists.
+var Watched = []string{"/etc/sysctl.d", "/etc/hosts", "/etc/cloud", "/etc/sysconfig"}
+
+// fakes are the commands the steps run, as shell scripts: each records
+// its arguments in $FAKE_LOG. sysctl knows a few parameters and refuses
+// a value with a double quote or "bad", as the kernel refuses a value it
+// cannot parse.
+var fakes = map[string]string{
+	"sysctl": `if [ "$1" = -a ]; then
+  echo "sysctl -a" >>"$FAKE_LOG"
+  printf '%s\n' 'kernel.pid_max = 32768' 'net.core.somaxconn = 4096' 'net.ipv4.ip_forward = 0' \
+    'net.ipv4.ip_local_reserved_ports = ' 'net.ipv4.tcp_rmem = 4096	131072	6291456' 'vm.swappiness = 60'
+  exit 0
+fi
+echo "sysctl $*" >>"$FAKE_LOG"
+[ "$1" = -p ] || exit 2
+grep -v '^#' "$2" | while IFS= read -r l; do
+  case $l in *'"'*|*'= bad') echo "sysctl: setting key \"${l%% =*}\": Invalid argument" >&2; exit 255;; esac
+  echo "$l"
+done
+`,
+	"ifdown":      `echo "ifdown $*" >>"$FAKE_LOG"` + "\n",
+	"ifup":        `echo "ifup $*" >>"$FAKE_LOG"` + "\n",
+	"lsb_release": `echo "lsb_release $*" >>"$FAKE_LOG"; echo "${FAKE_DIST:-Debian}"` + "\n",
+}
+
+// A Step is our program's entry point.
+type Step func(ctx context.Context, args []string, env nodeconfig.Env) error
+
+// scratch lays out a case: the root with the files, the fakes, the
+// metadata file; it returns the root, the bin directory, the log and the
+// metadata path ("" for none).
+func scratch(t *testing.T, c Case) (root, bin, log, md string) {
+	t.Helper()
+	d := t.TempDir()
+	root, bin, log = filepath.Join(d, "root"), filepath.Join(d, "bin"), filepath.Join(d, "calls")
+	for _, p := range []string{root, bin} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, body := range fakes {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Dirs {
+		if err := os.MkdirAll(filepath.Join(root, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, content := range c.Files {
+		mode := fs.FileMode(0o644)
+		if m, rest, ok := strings.Cut(content, ":"); ok && len(m) == 4 && m[0] == '0' {
+			fmt.Sscanf(m, "%o", &mode)
+			content = rest
+		}
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(full, mode) // past the umask
+	}
+	if c.Metadata != "" {
+		md = filepath.Join(d, "metadata.json")
+		if err := os.WriteFile(md, []byte(c.Metadata), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, bin, log, md
+}
+
+// RunOurs runs step on the case and returns the result's text.
+func RunOurs(t *testing.T, c Case, step Step) string {
+	t.Helper()
+	root, bin, log, md := scratch(t, c)
+	var stdout, stderr bytes.Buffer
+	env := nodeconfig.Env{
+		Stdout: &stdout, Stderr: &stderr, Root: root,
+		Environ: []string{"PATH=" + bin + ":/usr/bin:/bin", "OS_CONFIG_FILES=" + md,
+			"FAKE_LOG=" + log, "FAKE_DIST=" + c.Dist, "LANG=C.UTF-8"},
+	}
+	err := step(context.Background(), c.Args, env)
+	t.Logf("stdout:\n%sstderr:\n%s", stdout.String(), stderr.String())
+	if err != nil && strings.Count(stderr.String(), ": ERROR: ") != 1 {
+		t.Errorf("a failure is one error line of the step on stderr, got %q", stderr.String())
+	}
+	return dump(t, root, log, exitcode.Of(err))
+}
+
+// RunReference runs the reference's script (a path in the checkout) on
+// the case, as root in a mount namespace of its own where /etc is an
+// overlay whose writes go to a scratch directory; elementBin is put on
+// PATH (the sysctl element's helpers), after the fakes and before
+// Debian's os-apply-config and jq.
+func RunReference(t *testing.T, c Case, script, elementBin string) string {
+	t.Helper()
+	root, bin, log, md := scratch(t, c)
+	out, work := t.TempDir(), t.TempDir()
+	var setup strings.Builder
+	fmt.Fprintf(&setup, "set -e\nmount -t tmpfs tmpfs %s\nmkdir %s/u %s/w %s/tmp\n", work, work, work, work)
+	fmt.Fprintf(&setup, "mount -t overlay overlay -o lowerdir=/etc,upperdir=%s/u,workdir=%s/w /etc\n", work, work)
+	for _, p := range Watched {
+		fmt.Fprintf(&setup, "rm -rf %s\n", p)
+		fmt.Fprintf(&setup, "if [ -e %s%s ]; then cp -a %s%s %s; fi\n", root, p, root, p, p)
+	}
+	fmt.Fprintf(&setup, "set +e\nTMPDIR=%s/tmp %q %s >%s/stdout 2>%s/stderr\necho $? >%s/status\n",
+		work, script, shellWords(c.Args), out, out, out)
+	fmt.Fprintf(&setup, "mkdir -p %s/root/etc\nfor p in %s; do [ -e $p ] && cp -a $p %s/root$p; done\nexit 0\n",
+		out, strings.Join(Watched, " "), out)
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "bash", "-c", setup.String())
+	path := bin + ":" + elementBin + ":/usr/bin:/bin:/usr/sbin:/sbin"
+	cmd.Env = []string{"PATH=" + path, "OS_CONFIG_FILES=" + md, "FAKE_LOG=" + log, "FAKE_DIST=" + c.Dist, "LANG=C.UTF-8"}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the reference's run: %v\n%s", err, b)
+	}
+	so, _ := os.ReadFile(filepath.Join(out, "stdout"))
+	se, _ := os.ReadFile(filepath.Join(out, "stderr"))
+	t.Logf("reference stdout:\n%sstderr:\n%s", so, se)
+	st, _ := os.ReadFile(filepath.Join(out, "status"))
+	var status int
+	fmt.Sscanf(string(st), "%d", &status)
+	return dump(t, filepath.Join(out, "root"), log, status)
+}
+
+func shellWords(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// dump is the result's text: the exit status (0 or not), the commands
+// run (but `sysctl -a`, which ours runs once and the reference once per
+// parameter), and each file under the watched paths with its mode and
+// quoted bytes. root is taken out of the commands' arguments.
+func dump(t *testing.T, root, log string, status int) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "failed: %v\ncommands:\n", status != 0)
+	calls, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.SplitAfter(string(calls), "\n") {
+		if l != "" && l != "sysctl -a\n" {
+			b.WriteString("  " + strings.ReplaceAll(l, root, ""))
+		}
+	}
+	b.WriteString("files:\n")
+	var lines []string
+	for _, w := range Watched {
+		filepath.WalkDir(filepath.Join(root, w), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			info, err := os.Lstat(p)
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel := strings.TrimPrefix(p, root)
+			lines = append(lines, fmt.Sprintf("  %s %04o %q\n", rel, info.Mode().Perm(), data))
+			return nil
+		})
+	}
+	sort.Strings(lines)
+	b.WriteString(strings.Join(lines, ""))
+	return b.String()
+}
+
+// Golden compares got with testdata/golden/<name><suffix>.txt, or
+// rewrites it under -update when ours is false (the reference's results)
+// or the suffix is ".ours" (ours, where a row says it differs).
+func Golden(t *testing.T, name, suffix, got string, ours bool) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+suffix+".txt")
+	if *Update && (!ours || suffix == ".ours") {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (make it with -update and TRIPLEO_IMAGE_ELEMENTS; testdata/README.md)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s:\n--- want\n%s--- got\n%s", path, want, got)
+	}
+}
+
+// Reference finds rel (an element's file) in the checkouts that
+// TRIPLEO_IMAGE_ELEMENTS names (colon separated: sysctl is gone from
+// the newest), or skips the test.
+func Reference(t *testing.T, rel string) string {
+	t.Helper()
+	v := os.Getenv("TRIPLEO_IMAGE_ELEMENTS")
+	if v == "" {
+		t.Skip("TRIPLEO_IMAGE_ELEMENTS is not set (testdata/README.md)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the reference runs in a mount namespace: root only")
+	}
+	for _, d := range filepath.SplitList(v) {
+		if _, err := os.Stat(filepath.Join(d, rel)); err == nil {
+			return filepath.Join(d, rel)
+		}
+	}
+	t.Skipf("%s is in none of TRIPLEO_IMAGE_ELEMENTS=%s", rel, v)
+	return ""
+}
+
+// Suffix is the golden file's suffix for ours: ".ours" where the case
+// differs.
+func Suffix(c Case) string {
+	if c.Differs != "" {
+		return ".ours"
+	}
+	return ""
+}
