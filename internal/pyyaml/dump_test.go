@@ -1,0 +1,130 @@
+package pyyaml
+
+import (
+	"encoding/json"
+	"math/rand"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/tripleo-go/agent/internal/pyjson"
+)
+
+func load(t *testing.T, s string) pyjson.Value {
+	t.Helper()
+	v, err := pyjson.Loads([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// What PyYAML 6.0's safe_dump printed for these (python3 -c 'import
+// yaml, json, sys; print(yaml.safe_dump(json.loads(sys.argv[1])))').
+func TestSafeDump(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"b": [1, {"x": ""}], "a": null}`, "a: null\nb:\n- 1\n- x: ''\n"},
+		{`{"": "x", "e": {}, "l": [], "f": 1e16, "t": true}`, "? ''\n: x\ne: {}\nf: 1.0e+16\nl: []\nt: true\n"},
+		{`{"c": "State 't' was\nReason: x\n"}`, "c: 'State ''t'' was\n\n  Reason: x\n\n  '\n"},
+		{`{"s": "10:00:00.5", "u": "caf\u00e9 \t", "n": "123", "y": "yes"}`, "n: '123'\ns: '10:00:00.5'\nu: \"caf\\xE9 \\t\"\ny: 'yes'\n"},
+		{`"plain"`, "plain\n...\n"},
+		{`[]`, "[]\n"},
+		{`[[1, 2], {"a": [3]}]`, "- - 1\n  - 2\n- a:\n  - 3\n"},
+	} {
+		if got := SafeDump(load(t, tc.in)); got != tc.want {
+			t.Errorf("%s\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Against PyYAML itself, on random documents (without -short; skipped
+// when python3's yaml is missing).
+func TestSafeDumpAgainstPyYAML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs python3")
+	}
+	if exec.Command("python3", "-c", "import yaml").Run() != nil {
+		t.Skip("python3 with yaml is not installed")
+	}
+	r := rand.New(rand.NewSource(1))
+	var docs []string
+	for range 3000 {
+		docs = append(docs, pyjson.Dumps(randomValue(r, 0)))
+	}
+	in, _ := json.Marshal(docs)
+	cmd := exec.Command("python3", "-c", `import json, sys, yaml
+docs = json.load(sys.stdin)
+json.dump([yaml.safe_dump(json.loads(d)) for d in docs], sys.stdout)`)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for i, d := range docs {
+		if got := SafeDump(load(t, d)); got != want[i] {
+			t.Errorf("%s\n got %q\nwant %q", d, got, want[i])
+			if bad++; bad > 5 {
+				t.FailNow()
+			}
+		}
+	}
+}
+
+var pieces = []string{"a", "b c", " ", "  ", "\n", "'", "\"", ":", ": ", "#", " #", "-", "- ", "?", "{", "[", ",", "\t", "\\",
+	"é", "€", "\U0001F600", "\u2028", "\x85", "\x00", "true", "1", "0.5", "~", "null", "---", "...", "10:20", "2001-01-01",
+	"word", "longerwordhere", "x", "=", "<<", "%", "@", "!", "&", "*", "|", ">", "\r"}
+
+func randomString(r *rand.Rand) string {
+	var b strings.Builder
+	n := r.Intn(12)
+	if r.Intn(10) == 0 {
+		n = 20 + r.Intn(60)
+	}
+	for range n {
+		b.WriteString(pieces[r.Intn(len(pieces))])
+	}
+	return b.String()
+}
+
+func randomValue(r *rand.Rand, depth int) pyjson.Value {
+	k := r.Intn(10)
+	if depth > 3 {
+		k = r.Intn(6)
+	}
+	switch k {
+	case 0:
+		return nil
+	case 1:
+		return r.Intn(2) == 0
+	case 2:
+		return pyjson.Int(r.Int63n(2000) - 1000)
+	case 3:
+		return pyjson.Float([]float64{0.5, 1e16, 1e-7, 123.456, -0.0, 3e300}[r.Intn(6)])
+	case 4, 5:
+		return randomString(r)
+	case 6, 7:
+		o := pyjson.NewObject(4)
+		for range r.Intn(5) {
+			key := randomString(r)
+			if r.Intn(15) == 0 {
+				key = strings.Repeat("k", 118+r.Intn(10))
+			}
+			o.Set(key, randomValue(r, depth+1))
+		}
+		return o
+	default:
+		var l []pyjson.Value
+		for range r.Intn(5) {
+			l = append(l, randomValue(r, depth+1))
+		}
+		if l == nil {
+			l = []pyjson.Value{}
+		}
+		return l
+	}
+}
