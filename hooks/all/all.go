@@ -6,9 +6,11 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/ansible"
 	"github.com/tripleo-go/agent/hooks/applyconfig"
+	"github.com/tripleo-go/agent/hooks/chef"
 	"github.com/tripleo-go/agent/hooks/hiera"
 	"github.com/tripleo-go/agent/hooks/jsonfile"
 	"github.com/tripleo-go/agent/hooks/puppet"
+	"github.com/tripleo-go/agent/hooks/salt"
 	"github.com/tripleo-go/agent/hooks/script"
 )
 
@@ -20,4 +22,6 @@ var List = []hooks.Hook{
 	hiera.Hook,
 	jsonfile.Hook,
 	applyconfig.Hook,
+	salt.Hook,
+	chef.Hook,
 }

@@ -188,4 +188,3 @@ func firstInput(d *deployment.Deployment, name string) (pyjson.Value, bool) {
 	}
 	return nil, false
 }
-

@@ -29,7 +29,7 @@ import (
 var (
 	programs = []string{"os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts",
 		"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed"}
-	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config"}
+	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "salt", "chef"}
 	orcScripts = []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config",
 		"post-configure.d/99-refresh-completed"}
 	// Only templates of the agent's own files: none of an operator's
