@@ -3,7 +3,6 @@ package salt_test
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,7 +40,7 @@ func TestRealSalt(t *testing.T) {
 		out, _ := res["deploy_stdout"].(string)
 		errText, _ := res["deploy_stderr"].(string)
 		if res["deploy_status_code"] != tc.status || !strings.Contains(out+errText, tc.want) {
-			t.Errorf("%s: result %s\n%s", filepath.Base(tc.want), r.Stdout, r.Stderr)
+			t.Errorf("%q: result %s\n%s", tc.want, r.Stdout, r.Stderr)
 		}
 	}
 }
