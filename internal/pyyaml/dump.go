@@ -167,7 +167,11 @@ var implicit = regexp.MustCompile(`^(?:` +
 	`|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?` +
 	`)$`)
 
-func resolvesAsOther(s string) bool { return s == "" || implicit.MatchString(s) }
+// resolvesAsOther: as PyYAML, only strings starting with one of the
+// resolvers' first characters are tried (the regexp is the slow part).
+func resolvesAsOther(s string) bool {
+	return s == "" || strings.IndexByte("yYnNtTfFoO-+0123456789.<~=", s[0]) >= 0 && implicit.MatchString(s)
+}
 
 func (e *emitter) writeIndicator(ind string, needWhitespace, whitespace, indention bool) {
 	if !e.whitespace && needWhitespace {

@@ -128,3 +128,23 @@ func randomValue(r *rand.Rand, depth int) pyjson.Value {
 		return l
 	}
 }
+
+// A salt answer of 1000 states (about 300 KB of YAML).
+func BenchmarkSafeDumpStates(b *testing.B) {
+	states := pyjson.NewObject(1000)
+	for i := range 1000 {
+		st := pyjson.NewObject(9)
+		st.Set("name", "does_not_matter")
+		st.Set("changes", map[bool]pyjson.Value{true: nil}[true])
+		st.Set("result", true)
+		st.Set("comment", "State 'test.echo' was not found in SLS 'fake_stack'\nReason: 'test.echo' is not available.\n")
+		st.Set("__run_num__", pyjson.Int(int64(i)))
+		st.Set("start_time", "11:40:20.123456")
+		st.Set("duration", pyjson.Float(1.234))
+		states.Set("environ_|-testit_|-does_not_matter_|-setenv"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+pyjson.Int(int64(i)).Text, st)
+	}
+	b.SetBytes(int64(len(SafeDump(states))))
+	for b.Loop() {
+		SafeDump(states)
+	}
+}
