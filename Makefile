@@ -2,7 +2,7 @@
 PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os-collect-config \
             heat-config-notify heat-config-rebuild-deployed tripleo-agent-status
 # heat-config's hooks, one link per deployment group (hooks/all).
-HOOKS    := script puppet ansible hiera json-file apply-config salt chef
+HOOKS    := script puppet ansible hiera json-file apply-config cfn-init salt chef
 # Elements (diskimage-builder's format) whose os-refresh-config scripts
 # (links to the binary) make install lays out.
 ELEMENTS := $(sort $(patsubst %/,%,$(wildcard elements/*/)))

@@ -6,6 +6,7 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/ansible"
 	"github.com/tripleo-go/agent/hooks/applyconfig"
+	"github.com/tripleo-go/agent/hooks/cfninit"
 	"github.com/tripleo-go/agent/hooks/chef"
 	"github.com/tripleo-go/agent/hooks/hiera"
 	"github.com/tripleo-go/agent/hooks/jsonfile"
@@ -22,6 +23,7 @@ var List = []hooks.Hook{
 	hiera.Hook,
 	jsonfile.Hook,
 	applyconfig.Hook,
+	cfninit.Hook,
 	salt.Hook,
 	chef.Hook,
 }

@@ -99,7 +99,7 @@ func New(o Options) (*Client, error) {
 		transport.ResponseHeaderTimeout = o.Timeout
 	}
 	rc := retryablehttp.NewClient()
-	rc.HTTPClient = &http.Client{Transport: transport, Timeout: o.Timeout}
+	rc.HTTPClient = &http.Client{Transport: transport, Timeout: o.Timeout, CheckRedirect: checkRedirect}
 	rc.Logger = nil // it would log full URLs; callers log redacted ones
 	rc.RetryMax = o.Retries
 	rc.RetryWaitMin, rc.RetryWaitMax = 200*time.Millisecond, 2*time.Second

@@ -1,15 +1,18 @@
 // Package heatapi signals through the orchestration API (HEAT_SIGNAL):
 // the deployment's stack user authenticates with Keystone, and the
 // signal is a POST to the resource's signal URL at the catalog's public
-// orchestration endpoint, as python-heatclient's resources.signal does.
+// orchestration endpoint, as python-heatclient's resources.signal does
+// (after looking up a bare stack id).
 package heatapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/secret"
 	"github.com/tripleo-go/agent/signal"
 )
@@ -21,11 +24,14 @@ type Transport struct{}
 func (Transport) Limit() int { return signal.MaxBody }
 
 // Send posts r.Body to
-// {endpoint}/stacks/{deploy_stack_id}/resources/{deploy_resource_name}/signal.
-// The stack id is "name/uuid", so it needs no lookup and keeps its
-// slash; the resource name is quoted whole, as heatclient does. A token
-// refused once is replaced.
+// {endpoint}/stacks/{name}/{uuid}/resources/{deploy_resource_name}/signal,
+// as heatclient does. deploy_stack_id is "name/uuid" as Heat writes it,
+// used as it is, slash kept; a bare id (or name) is looked up first. The
+// resource name is quoted whole. A token refused once is replaced.
 func (Transport) Send(ctx context.Context, r *signal.Request) error {
+	if r.StackID == "" {
+		return errors.New("the deploy_stack_id input is empty")
+	}
 	if err := r.Authenticate(ctx); err != nil {
 		return err
 	}
@@ -34,27 +40,26 @@ func (Transport) Send(ctx context.Context, r *signal.Request) error {
 		return err
 	}
 	r.Log.Debug("Signalling to " + secret.RedactURL(endpoint))
-	url := strings.TrimRight(endpoint, "/") + "/stacks/" + r.StackID + "/resources/" + Quote(r.Resource) + "/signal"
-	for attempt := 0; ; attempt++ {
-		token, err := r.Keystone.Token(ctx)
-		if err != nil {
-			return err
+	base := strings.TrimRight(endpoint, "/")
+	stack := r.StackID
+	if !qualified(stack) {
+		if stack, err = lookup(ctx, r, base); err != nil {
+			return fmt.Errorf("looking up stack %q: %w", r.StackID, err)
 		}
-		h := http.Header{"X-Auth-Token": {token}, "Content-Type": {"application/json"}, "Accept": {"application/json"}}
-		resp, err := r.HTTP.Deliver(ctx, http.MethodPost, url, h, r.Body)
-		if err != nil {
-			return err
-		}
-		if resp.Status == http.StatusUnauthorized && attempt == 0 {
-			r.Keystone.Invalidate()
-			continue
-		}
-		r.Log.Debug(fmt.Sprintf("Response <Response [%d]> ", resp.Status))
-		if resp.Status >= 200 && resp.Status < 300 {
-			return nil
-		}
-		return signal.NewHTTPError(http.MethodPost, url, resp)
 	}
+	url := base + "/stacks/" + stack + "/resources/" + Quote(r.Resource) + "/signal"
+	resp, err := withToken(ctx, r, func(h http.Header) (*httpclient.Response, error) {
+		h.Set("Content-Type", "application/json")
+		return r.HTTP.Deliver(ctx, http.MethodPost, url, h, r.Body)
+	})
+	if err != nil {
+		return err
+	}
+	r.Log.Debug(fmt.Sprintf("Response <Response [%d]> ", resp.Status))
+	if resp.Status >= 200 && resp.Status < 300 {
+		return nil
+	}
+	return signal.NewHTTPError(http.MethodPost, url, resp)
 }
 
 // Quote is Python's urllib.parse.quote(s, safe=""): every byte but

@@ -28,10 +28,15 @@ type cloud struct {
 	// bodies are what Heat got; answers the statuses it gives, in turn.
 	bodies  []string
 	answers []int
+	// stack is deploy_stack_id; location, the Location of the redirect
+	// that answers a lookup (GET) of a bare id ("" for none).
+	stack    string
+	location func(id string) string
 }
 
 func newCloud(t *testing.T, answers ...int) *cloud {
-	c := &cloud{ks: keystonetest.New("pa55word"), answers: answers}
+	c := &cloud{ks: keystonetest.New("pa55word"), answers: answers, stack: "my-stack/0f1e-uuid"}
+	c.location = func(id string) string { return c.srv.URL + "/heat/v1/pid/stacks/my-stack/" + id }
 	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/heat/") {
 			c.ks.ServeHTTP(w, r)
@@ -47,6 +52,12 @@ func newCloud(t *testing.T, answers ...int) *cloud {
 		}
 		if status == 200 && !c.ks.Valid(r.Header.Get("X-Auth-Token")) {
 			status = 401
+		}
+		if status == 200 && r.Method == http.MethodGet { // heat-api's stack lookup
+			if loc := c.location(strings.TrimPrefix(r.URL.EscapedPath(), "/heat/v1/pid/stacks/")); loc != "" {
+				w.Header().Set("Location", loc)
+			}
+			status = http.StatusFound
 		}
 		w.WriteHeader(status)
 		if status != 200 {
@@ -68,7 +79,7 @@ func (c *cloud) deployment(t *testing.T, region string) *deployment.Deployment {
 	d, err := deployment.Parse([]byte(`{"id": "5555", "group": "script", "inputs": [
 		{"name": "deploy_auth_url", "value": "` + c.srv.URL + `/identity/v3"},
 		{"name": "deploy_user_id", "value": "uid"}, {"name": "deploy_password", "value": "pa55word"},
-		{"name": "deploy_project_id", "value": "pid"}, {"name": "deploy_stack_id", "value": "my-stack/0f1e-uuid"},
+		{"name": "deploy_project_id", "value": "pid"}, {"name": "deploy_stack_id", "value": "` + c.stack + `"},
 		{"name": "deploy_resource_name", "value": "my res/1"}` + regionInput + `]}`))
 	if err != nil {
 		t.Fatal(err)

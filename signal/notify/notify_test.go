@@ -46,6 +46,11 @@ func newCloud(t *testing.T, status int) *cloud {
 			w.WriteHeader(401)
 			return
 		}
+		if c.status == 0 && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/heat/") { // a stack lookup
+			w.Header().Set("Location", c.srv.URL+"/heat/v1/pid/stacks/stk/"+strings.TrimPrefix(r.URL.Path, "/heat/v1/pid/stacks/"))
+			w.WriteHeader(http.StatusFound)
+			return
+		}
 		if c.status != 0 {
 			w.WriteHeader(c.status)
 			fmt.Fprintf(w, "echo of the request: %s?%s", r.URL.Path, r.URL.RawQuery) // a careless server
@@ -64,10 +69,13 @@ func (c *cloud) requests() []string {
 }
 
 // heatInputs are HEAT_SIGNAL's inputs, region as JSON text ("" for none).
-func (c *cloud) heatInputs(region string) string {
+func (c *cloud) heatInputs(region string) string { return c.heatInputsFor("stk/cccc", region) }
+
+// heatInputsFor are HEAT_SIGNAL's inputs with deploy_stack_id stack.
+func (c *cloud) heatInputsFor(stack, region string) string {
 	s := `{"name": "deploy_auth_url", "value": "` + c.srv.URL + `/identity/v3"}, {"name": "deploy_user_id", "value": "uid"},
 		{"name": "deploy_password", "value": "pa55word"}, {"name": "deploy_project_id", "value": "pid"},
-		{"name": "deploy_stack_id", "value": "stk/cccc"}, {"name": "deploy_resource_name", "value": "the_resource"}`
+		{"name": "deploy_stack_id", "value": "` + stack + `"}, {"name": "deploy_resource_name", "value": "the_resource"}`
 	if region != "" {
 		s += `, {"name": "deploy_region_name", "value": ` + region + `}`
 	}
@@ -97,13 +105,17 @@ func run(t *testing.T, stdin string, env []string, args ...string) (int, string)
 const prefix = "[2026-11-25 10:00:00,000] (heat-config-notify) "
 
 // The rows of the reference's tests (tests/test_heat_config_notify.py),
-// and NO_SIGNAL.
+// and NO_SIGNAL. The heat signal rows' deploy_stack_id is the
+// reference's bare "cccc": it is looked up first (GET, answered by a
+// redirect to stk/cccc), as python-heatclient does; "stk/cccc", as Heat
+// writes it, is signalled at once.
 func TestReferenceRows(t *testing.T) {
 	c := newCloud(t, 0)
 	url := `{"name": "deploy_signal_id", "value": "` + c.srv.URL + `/url/foo"}`
 	put := url + `, {"name": "deploy_signal_verb", "value": "PUT"}`
 	missing := filepath.Join(t.TempDir(), "missing.json")
 	heatReq := `POST /heat/v1/pid/stacks/stk/cccc/resources/the_resource/signal application/json {"foo": "bar"}`
+	lookup := "GET /heat/v1/pid/stacks/cccc  "
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -124,9 +136,10 @@ func TestReferenceRows(t *testing.T) {
 			[]string{`POST /url/foo application/json {}`}, prefix + "[WARNING] No valid json found on stdin\n"},
 		{"signal id, invalid json data", []string{writeDeployment(t, url)}, `{{`, 0,
 			[]string{`POST /url/foo application/json {}`}, prefix + "[WARNING] No valid json found on stdin\n"},
-		{"heat signal", []string{writeDeployment(t, c.heatInputs(`"RegionOne"`))}, `{"foo": "bar"}`, 0, []string{heatReq}, "Signalling to " + c.srv.URL + "/heat/v1/pid/\n"},
-		{"heat signal, no region", []string{writeDeployment(t, c.heatInputs(""))}, `{"foo": "bar"}`, 0, []string{heatReq}, ""},
-		{"heat signal, null region", []string{writeDeployment(t, c.heatInputs("null"))}, `{"foo": "bar"}`, 0, []string{heatReq}, ""},
+		{"heat signal", []string{writeDeployment(t, c.heatInputsFor("cccc", `"RegionOne"`))}, `{"foo": "bar"}`, 0, []string{lookup, heatReq}, "Signalling to " + c.srv.URL + "/heat/v1/pid/\n"},
+		{"heat signal, no region", []string{writeDeployment(t, c.heatInputsFor("cccc", ""))}, `{"foo": "bar"}`, 0, []string{lookup, heatReq}, prefix + "[DEBUG] Stack cccc is stk/cccc\n"},
+		{"heat signal, null region", []string{writeDeployment(t, c.heatInputsFor("cccc", "null"))}, `{"foo": "bar"}`, 0, []string{lookup, heatReq}, ""},
+		{"heat signal, name/id", []string{writeDeployment(t, c.heatInputs(`"RegionOne"`))}, `{"foo": "bar"}`, 0, []string{heatReq}, ""},
 		{"no signal", []string{writeDeployment(t, `{"name": "deploy_signal_transport", "value": "NO_SIGNAL"}`)}, `{"foo": "bar"}`, 0, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,6 +194,26 @@ func TestFinalFailureIsOneLine(t *testing.T) {
 	}
 	if n := len(c.requests()); n < 2 {
 		t.Fatalf("%d requests: not retried", n)
+	}
+}
+
+// A bare stack id that heat-api does not know: one ERROR line naming the
+// id and what heat-api answered, exit 1, and no signal sent.
+func TestStackLookupFailureIsOneLine(t *testing.T) {
+	c := newCloud(t, 404)
+	code, log := run(t, `{}`, nil, writeDeployment(t, c.heatInputsFor("cccc", "")))
+	var errors []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "[ERROR]") {
+			errors = append(errors, l)
+		}
+	}
+	want := `[ERROR] Signal failed: HEAT_SIGNAL: looking up stack "cccc": GET ` + c.srv.URL + "/heat/v1/pid/stacks/cccc: HTTP 404 Not Found"
+	if code != 1 || len(errors) != 1 || !strings.Contains(errors[0], want) {
+		t.Fatalf("status %d, error lines %q, want one with %q", code, errors, want)
+	}
+	if got := c.requests(); len(got) != 1 || !strings.HasPrefix(got[0], "GET ") {
+		t.Errorf("requests %q, want the lookup alone", got)
 	}
 }
 

@@ -29,7 +29,7 @@ import (
 var (
 	programs = []string{"os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts",
 		"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed"}
-	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "salt", "chef"}
+	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "salt", "chef"}
 	orcScripts = []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config",
 		"post-configure.d/99-refresh-completed"}
 	// Only templates of the agent's own files: none of an operator's
@@ -196,7 +196,7 @@ func TestControl(t *testing.T) {
 		"Section":      "admin",
 		"Priority":     "optional",
 		"Depends":      "init-system-helpers (>= 1.54~)",
-		"Suggests":     "puppet, ansible-core",
+		"Suggests":     "puppet, ansible-core, heat-cfntools",
 	} {
 		if got := field(t, deb, name); got != want {
 			t.Errorf("%s: %q, want %q", name, got, want)

@@ -300,6 +300,9 @@ type Outcome struct {
 		OutputValues map[string]any `json:"output_values"`
 	}
 	SeenAt float64 `json:"seen_at"`
+	// CompletedAt: when each deployment resource completed or failed
+	// (Heat's events, whole seconds; --overcloud stacks only).
+	CompletedAt map[string]float64 `json:"completed_at"`
 }
 
 func (o *Outcome) seen() time.Time { return time.Unix(0, int64(o.SeenAt*1e9)) }

@@ -73,7 +73,7 @@ func TestLayout(t *testing.T) {
 	for _, s := range []string{"configure.d/20-os-apply-config", "configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
 		links = append(links, "usr/libexec/os-refresh-config/"+s)
 	}
-	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "salt", "chef"} {
+	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "salt", "chef"} {
 		links = append(links, "usr/libexec/heat-config/hooks/"+h)
 	}
 	bin := filepath.Join(d, "usr/bin/tripleo-agent")

@@ -35,6 +35,8 @@ import time
 import uuid
 
 import requests
+
+import overcloud
 from heatclient import client as heat_client
 from heatclient import exc as heat_exc
 from keystoneauth1 import session
@@ -66,7 +68,7 @@ exec { 'e2e-count-puppet-run':
 """
 
 
-def template(puppet):
+def template(puppet, with_overcloud=False):
     """The stack: a DeployedServer, the script deployment e2e-deployment
     (inputs greeting and round, outputs result and round), the
     os-apply-config deployment e2e-structured (input greeting) and, with
@@ -161,6 +163,8 @@ def template(puppet):
         }
         t['outputs']['puppet_result'] = {
             'value': {'get_attr': ['puppet_deployment', 'result']}}
+    if with_overcloud:
+        overcloud.add(t)
     return t
 
 
@@ -211,13 +215,15 @@ def inputs_ok(md, want):
         seen[d].get(k) == v for d, kv in want.items() for k, v in kv.items())
 
 
-def wanted(params, puppet):
+def wanted(params, puppet, with_overcloud=False):
     """The deployments' inputs that the stack parameters give."""
     want = {'e2e-deployment': {'greeting': params['greeting'],
                                'round': params['round']},
             'e2e-structured': {'greeting': params['greeting']}}
     if puppet:
         want['e2e-puppet'] = {'greeting': params['greeting']}
+    if with_overcloud:
+        want.update(overcloud.wanted(params))
     return want
 
 
@@ -320,6 +326,8 @@ def outcome(hc, st):
             'status': full.resource_status,
             'reason': full.resource_status_reason,
             'output_values': attrs.get('output_values') or {}}
+    if 'overcloud_deployment' in out['resources']:
+        out['completed_at'] = overcloud.completed_at(hc, st.id)
     return out
 
 
@@ -368,6 +376,9 @@ def main():
     p.add_argument('--signal', default='NO_SIGNAL')
     p.add_argument('--structured-signal', default='NO_SIGNAL')
     p.add_argument('--puppet', action='store_true')
+    p.add_argument('--overcloud', action='store_true',
+                   help='add a deployment of each further hook group and '
+                        'the configure.d elements\' metadata (overcloud.py)')
     p.add_argument('--greeting')
     p.add_argument('--round')
     p.add_argument('--replace', action='store_true')
@@ -407,9 +418,9 @@ def main():
                   'structured_signal_transport': a.structured_signal,
                   'greeting': 'hello', 'round': '1'}
         params.update(given)
-        puppet = a.puppet
+        puppet, oc = a.puppet, a.overcloud
         if st is None:
-            r = hc.stacks.create(stack_name=a.name, template=template(puppet),
+            r = hc.stacks.create(stack_name=a.name, template=template(puppet, oc),
                                  timeout_mins=20, parameters=params)
             sid = r['stack']['id']
         else:
@@ -418,7 +429,8 @@ def main():
             if any(have.get(k) != params[k] for k in (
                     'transport', 'signal_transport', 'structured_signal_transport')):
                 sys.exit('e2e-stack: %s exists with other transports; use --replace' % a.name)
-            puppet = 'puppet_deployment' in hc.stacks.template(sid)['resources']
+            res = hc.stacks.template(sid)['resources']
+            puppet, oc = 'puppet_deployment' in res, 'overcloud_deployment' in res
     else:  # update
         if st is None:
             sys.exit('e2e-stack: no stack %s' % a.name)
@@ -428,15 +440,16 @@ def main():
         hc.stacks.update(sid, existing=True, parameters=given)
         params = dict(st.parameters)
         params.update(given)
-        puppet = 'puppet_deployment' in hc.stacks.template(sid)['resources']
+        res = hc.stacks.template(sid)['resources']
+        puppet, oc = 'puppet_deployment' in res, 'overcloud_deployment' in res
     # requested: when the create or update call returned
     info = {'name': a.name, 'id': sid, 'requested_at': time.time(),
             'transport': params['transport'],
             'signal': params['signal_transport'],
             'structured_signal': params['structured_signal_transport'],
             'greeting': params['greeting'], 'round': params['round'],
-            'puppet': puppet}
-    md = metadata_with(hc, sid, wanted(params, puppet),
+            'puppet': puppet, 'overcloud': oc}
+    md = metadata_with(hc, sid, wanted(params, puppet, oc),
                        queue=not a.agent_running)
     info['metadata_at'] = time.time()
     if info['signal'] == info['structured_signal'] == 'NO_SIGNAL':
