@@ -4,7 +4,7 @@ PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os
             heat-config-notify heat-config-rebuild-deployed tripleo-agent-status \
             sysctl-set-value sysctl-write-value sysctl-append-value
 # heat-config's hooks, one link per deployment group (hooks/all).
-HOOKS    := script puppet ansible hiera json-file apply-config cfn-init docker-cmd docker-compose kubelet
+HOOKS    := script puppet ansible hiera json-file apply-config cfn-init docker-cmd docker-compose kubelet salt chef
 # Elements (diskimage-builder's format) whose os-refresh-config scripts
 # (links to the binary) make install lays out.
 ELEMENTS := $(sort $(patsubst %/,%,$(wildcard elements/*/)))

@@ -91,6 +91,10 @@ func (env Env) hostname(ctx context.Context) (string, error) {
 	return strings.TrimSpace(out.Stdout), nil
 }
 
+// LookupFQDN is `hostname -f`, trimmed, or why it failed (the chef
+// hook stops there).
+func (env Env) LookupFQDN(ctx context.Context) (string, error) { return env.hostname(ctx) }
+
 // FQDN is `hostname -f`, or "" (with the reference's warning) when it
 // fails.
 func (env Env) FQDN(ctx context.Context) string {

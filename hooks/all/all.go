@@ -7,12 +7,14 @@ import (
 	"github.com/tripleo-go/agent/hooks/ansible"
 	"github.com/tripleo-go/agent/hooks/applyconfig"
 	"github.com/tripleo-go/agent/hooks/cfninit"
+	"github.com/tripleo-go/agent/hooks/chef"
 	"github.com/tripleo-go/agent/hooks/dockercmd"
 	"github.com/tripleo-go/agent/hooks/dockercompose"
 	"github.com/tripleo-go/agent/hooks/hiera"
 	"github.com/tripleo-go/agent/hooks/jsonfile"
 	"github.com/tripleo-go/agent/hooks/kubelet"
 	"github.com/tripleo-go/agent/hooks/puppet"
+	"github.com/tripleo-go/agent/hooks/salt"
 	"github.com/tripleo-go/agent/hooks/script"
 )
 
@@ -28,4 +30,6 @@ var List = []hooks.Hook{
 	dockercmd.Hook,
 	dockercompose.Hook,
 	kubelet.Hook,
+	salt.Hook,
+	chef.Hook,
 }

@@ -20,7 +20,7 @@ func TestList(t *testing.T) {
 		}
 		groups = append(groups, h.Group)
 	}
-	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet"}
+	want := []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet", "salt", "chef"}
 	if !slices.Equal(groups, want) {
 		t.Errorf("groups %q, want %q", groups, want)
 	}
@@ -34,7 +34,8 @@ func TestEveryHookRefusesBadStdin(t *testing.T) {
 			// A working directory that must stay empty.
 			dir := t.TempDir()
 			env := []string{"PATH=/nonexistent"}
-			for _, v := range []string{"HEAT_SCRIPT_WORKING", "HEAT_PUPPET_WORKING", "HEAT_ANSIBLE_WORKING", "HEAT_PUPPET_HIERA_DATADIR", "HEAT_CFN_INIT_LAST_METADATA_DIR", "HEAT_DOCKER_COMPOSE_WORKING"} {
+			for _, v := range []string{"HEAT_SCRIPT_WORKING", "HEAT_PUPPET_WORKING", "HEAT_ANSIBLE_WORKING", "HEAT_PUPPET_HIERA_DATADIR",
+				"HEAT_CFN_INIT_LAST_METADATA_DIR", "HEAT_DOCKER_COMPOSE_WORKING", "HEAT_SALT_WORKING", "HEAT_CHEF_WORKING", "HEAT_CHEF_OUTPUTS"} {
 				env = append(env, v+"="+dir+"/x")
 			}
 			r := hooktest.Run(t, h, stdin, env)

@@ -1,10 +1,9 @@
-// Writing: JSON-like values as PyYAML's
-// yaml.safe_dump(data, default_flow_style=False) does, byte for byte:
-// block style, keys sorted, 2-space indent, sequences in a mapping not
-// indented, empty collections as [] and {}, strings plain when PyYAML
-// would read them back as strings, else quoted as its emitter chooses,
-// lines folded past 80 columns, non-ASCII escaped. Files a reference
-// program wrote with it (docker-compose.yml) stay the same files.
+// Writing: JSON values as PyYAML's yaml.safe_dump does with its
+// defaults (block style, keys sorted, two-space indent, lines folded past
+// 80 columns, non-ASCII escaped), byte for byte: the salt hook's results
+// and docker-compose.yml are that text in the reference. It follows
+// PyYAML's emitter for the subset a JSON value needs (no anchors, tags or
+// flow collections but the empty ones).
 
 package pyyaml
 
@@ -13,7 +12,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -22,13 +20,16 @@ import (
 const (
 	bestIndent = 2
 	bestWidth  = 80
-	noIndent   = -1
+	// maxSimpleKey: a key of this many characters or more (with the
+	// "!!str" PyYAML counts) is written as "? key".
+	maxSimpleKey = 128 - len("!!str")
 )
 
-// Dump is yaml.safe_dump(v, default_flow_style=False).
+// Dump is yaml.safe_dump(v) (default_flow_style=False, the default since
+// PyYAML 5.1): one document, ending with a newline.
 func Dump(v pyjson.Value) string {
-	e := &emitter{indent: noIndent, whitespace: true, indention: true}
-	e.node(v, true, false, false, false)
+	e := &emitter{indent: -1, whitespace: true, indention: true}
+	e.node(v, ctx{root: true})
 	e.writeIndent() // the document's end
 	if e.openEnded {
 		e.writeIndicator("...", true, false, false)
@@ -37,21 +38,24 @@ func Dump(v pyjson.Value) string {
 	return e.b.String()
 }
 
-// emitter keeps the state PyYAML's Emitter keeps for the block styles.
+type ctx struct{ root, sequence, mapping, simpleKey bool }
+
 type emitter struct {
 	b                     strings.Builder
-	column, indent        int
+	indent                int // -1: none yet
 	indents               []int
+	column                int
 	whitespace, indention bool
 	openEnded             bool
+	ctx                   ctx
 }
 
 func (e *emitter) increaseIndent(flow, indentless bool) {
 	e.indents = append(e.indents, e.indent)
 	switch {
-	case e.indent == noIndent && flow:
+	case e.indent < 0 && flow:
 		e.indent = bestIndent
-	case e.indent == noIndent:
+	case e.indent < 0:
 		e.indent = 0
 	case !indentless:
 		e.indent += bestIndent
@@ -63,78 +67,64 @@ func (e *emitter) popIndent() {
 	e.indents = e.indents[:len(e.indents)-1]
 }
 
-func (e *emitter) node(v pyjson.Value, root, sequence, mapping, simpleKey bool) {
+func (e *emitter) node(v pyjson.Value, c ctx) {
+	e.ctx = c
 	switch x := v.(type) {
-	case []pyjson.Value:
-		if len(x) == 0 {
-			e.emptyFlow("[", "]")
-			return
-		}
-		e.increaseIndent(false, mapping && !e.indention)
-		for _, item := range x {
-			e.writeIndent()
-			e.writeIndicator("-", true, false, true)
-			e.node(item, false, true, false, false)
-		}
-		e.popIndent()
 	case *pyjson.Object:
 		if x.Len() == 0 {
-			e.emptyFlow("{", "}")
+			e.writeIndicator("{", true, true, false)
+			e.writeIndicator("}", false, false, false)
 			return
 		}
-		keys := slices.Clone(x.Keys())
-		sort.Strings(keys)
-		e.increaseIndent(false, false)
-		for _, k := range keys {
-			val, _ := x.Get(k)
-			e.writeIndent()
-			if a := analyze(k); len(k)+len("!!str") < 128 && !a.empty && !a.multiline {
-				e.node(k, false, false, true, true)
-				e.writeIndicator(":", false, false, false)
-			} else {
-				e.writeIndicator("?", true, false, true)
-				e.node(k, false, false, true, false)
-				e.writeIndent()
-				e.writeIndicator(":", true, false, true)
-			}
-			e.node(val, false, false, true, false)
+		e.blockMapping(x)
+	case []pyjson.Value:
+		if len(x) == 0 {
+			e.writeIndicator("[", true, true, false)
+			e.writeIndicator("]", false, false, false)
+			return
 		}
-		e.popIndent()
+		e.blockSequence(x)
 	default:
+		text, plainOK := scalarText(v)
 		e.increaseIndent(true, false)
-		e.scalar(v, root, simpleKey)
+		e.scalar(text, plainOK)
 		e.popIndent()
 	}
 }
 
-func (e *emitter) emptyFlow(open, close string) {
-	e.writeIndicator(open, true, true, false)
-	e.increaseIndent(true, false)
-	e.popIndent()
-	e.writeIndicator(close, false, false, false)
-}
-
-// scalar writes a scalar in the style PyYAML's choose_scalar_style picks.
-func (e *emitter) scalar(v pyjson.Value, root, simpleKey bool) {
-	text, implicit := scalarText(v)
-	a := analyze(text)
-	split := !simpleKey
-	switch {
-	case implicit && !(simpleKey && (a.empty || a.multiline)) && a.allowBlockPlain:
-		if root {
-			e.openEnded = true
-		}
-		e.writePlain(text, split)
-	case a.allowSingleQuoted && !(simpleKey && a.multiline):
-		e.writeSingleQuoted(text, split)
-	default:
-		e.writeDoubleQuoted(text, split)
+func (e *emitter) blockSequence(items []pyjson.Value) {
+	e.increaseIndent(false, e.ctx.mapping && !e.indention)
+	for _, item := range items {
+		e.writeIndent()
+		e.writeIndicator("-", true, false, true)
+		e.node(item, ctx{sequence: true})
 	}
+	e.popIndent()
 }
 
-// scalarText is how PyYAML's SafeRepresenter spells v, and whether its
-// plain form reads back as the same type (a string that looks like a
-// number, a boolean or null does not, and is quoted).
+func (e *emitter) blockMapping(o *pyjson.Object) {
+	e.increaseIndent(false, false)
+	keys := slices.Clone(o.Keys())
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, _ := o.Get(k)
+		e.writeIndent()
+		if k != "" && !strings.ContainsAny(k, "\n\u0085\u2028\u2029") && len([]rune(k)) < maxSimpleKey {
+			e.node(k, ctx{mapping: true, simpleKey: true})
+			e.writeIndicator(":", false, false, false)
+		} else {
+			e.writeIndicator("?", true, false, true)
+			e.node(k, ctx{mapping: true})
+			e.writeIndent()
+			e.writeIndicator(":", true, false, true)
+		}
+		e.node(v, ctx{mapping: true})
+	}
+	e.popIndent()
+}
+
+// scalarText is a non-string value's text, or a string, and whether it may
+// be written plain (it reads back as what it is).
 func scalarText(v pyjson.Value) (string, bool) {
 	switch x := v.(type) {
 	case nil:
@@ -144,11 +134,9 @@ func scalarText(v pyjson.Value) (string, bool) {
 			return "true", true
 		}
 		return "false", true
-	case string:
-		return x, !resolvesToOtherType(x)
 	case pyjson.Number:
 		if !x.IsFloat {
-			return pyjson.Str(x), true
+			return x.Text, true
 		}
 		switch f := x.Float; {
 		case math.IsNaN(f):
@@ -158,24 +146,67 @@ func scalarText(v pyjson.Value) (string, bool) {
 		case math.IsInf(f, -1):
 			return "-.inf", true
 		}
-		s := strings.ToLower(pyjson.FloatRepr(x.Float))
+		s := strings.ToLower(x.Text)
 		if !strings.Contains(s, ".") && strings.Contains(s, "e") {
 			s = strings.Replace(s, "e", ".0e", 1)
 		}
 		return s, true
+	case string:
+		return x, !resolvesAsOther(x)
 	default:
-		return fmt.Sprint(x), true
+		return fmt.Sprint(x), false
 	}
 }
 
-// YAML 1.1's implicit types, as PyYAML's resolver has them.
-var otherTypes = regexp.MustCompile(`^(?:` +
-	`yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` + // bool
-	`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` + // int
-	`|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)` + // float
-	`|~|null|Null|NULL|` + // null
-	`|[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?` + // timestamp
-	`|<<|=` + // merge, value
+// PyYAML's implicit resolvers (YAML 1.1): a string that reads back as
+// another type must be quoted.
+var implicit = regexp.MustCompile(`^(?:` +
+	`yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` +
+	`|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)` +
+	`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` +
+	`|<<|~|null|Null|NULL|=` +
+	`|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]` +
+	`|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?` +
 	`)$`)
 
-func resolvesToOtherType(s string) bool { return otherTypes.MatchString(s) }
+// resolvesAsOther: as PyYAML, only strings starting with one of the
+// resolvers' first characters are tried (the regexp is the slow part).
+func resolvesAsOther(s string) bool {
+	return s == "" || strings.IndexByte("yYnNtTfFoO-+0123456789.<~=", s[0]) >= 0 && implicit.MatchString(s)
+}
+
+func (e *emitter) writeIndicator(ind string, needWhitespace, whitespace, indention bool) {
+	if !e.whitespace && needWhitespace {
+		ind = " " + ind
+	}
+	e.whitespace = whitespace
+	e.indention = e.indention && indention
+	e.column += len(ind)
+	e.openEnded = false
+	e.b.WriteString(ind)
+}
+
+func (e *emitter) writeIndent() {
+	indent := max(e.indent, 0)
+	if !e.indention || e.column > indent || (e.column == indent && !e.whitespace) {
+		e.writeLineBreak()
+	}
+	if e.column < indent {
+		e.whitespace = true
+		e.b.WriteString(strings.Repeat(" ", indent-e.column))
+		e.column = indent
+	}
+}
+
+func (e *emitter) writeLineBreak() { e.writeBreak('\n') }
+
+func (e *emitter) writeBreak(r rune) {
+	e.whitespace, e.indention = true, true
+	e.column = 0
+	e.b.WriteRune(r)
+}
+
+func (e *emitter) write(rs []rune) {
+	e.column += len(rs)
+	e.b.WriteString(string(rs))
+}

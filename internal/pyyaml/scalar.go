@@ -5,27 +5,26 @@ import (
 	"strings"
 )
 
-// analysis is PyYAML's ScalarAnalysis, for the styles used here.
+// analysis is what PyYAML's analyze_scalar finds in a scalar: which
+// styles can write it.
 type analysis struct {
-	empty, multiline                   bool
-	allowBlockPlain, allowSingleQuoted bool
+	empty, multiline                                bool
+	flowPlain, blockPlain, singleQuoted, blockStyle bool
 }
 
-func isBreak(r rune) bool { return r == '\n' || r == '\x85' || r == '\u2028' || r == '\u2029' }
+func isBreak(r rune) bool { return r == '\n' || r == '\u0085' || r == '\u2028' || r == '\u2029' }
 
 func isSpaceOrEnd(r rune) bool { return r == 0 || r == ' ' || r == '\t' || r == '\r' || isBreak(r) }
 
-// analyze is PyYAML's analyze_scalar with allow_unicode false: which
-// styles may carry text unchanged.
-func analyze(text string) analysis {
-	if text == "" {
-		return analysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true}
+func analyze(s []rune) analysis {
+	if len(s) == 0 {
+		return analysis{empty: true, blockPlain: true, singleQuoted: true}
 	}
-	s := []rune(text)
-	var blockIndicators, lineBreaks, special bool
+	var blockInd, flowInd, lineBreaks, special bool
 	var leadingSpace, leadingBreak, trailingSpace, trailingBreak, breakSpace, spaceBreak bool
-	if strings.HasPrefix(text, "---") || strings.HasPrefix(text, "...") {
-		blockIndicators = true
+	str := string(s)
+	if strings.HasPrefix(str, "---") || strings.HasPrefix(str, "...") {
+		blockInd, flowInd = true, true
 	}
 	precededByWS := true
 	followedByWS := len(s) == 1 || isSpaceOrEnd(s[1])
@@ -33,30 +32,60 @@ func analyze(text string) analysis {
 	for i, ch := range s {
 		if i == 0 {
 			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
-				blockIndicators = true
+				flowInd, blockInd = true, true
 			}
-			if (ch == '?' || ch == ':' || ch == '-') && followedByWS {
-				blockIndicators = true
+			if ch == '?' || ch == ':' {
+				flowInd = true
+				if followedByWS {
+					blockInd = true
+				}
 			}
-		} else if (ch == ':' && followedByWS) || (ch == '#' && precededByWS) {
-			blockIndicators = true
+			if ch == '-' && followedByWS {
+				flowInd, blockInd = true, true
+			}
+		} else {
+			if strings.ContainsRune(",?[]{}", ch) {
+				flowInd = true
+			}
+			if ch == ':' {
+				flowInd = true
+				if followedByWS {
+					blockInd = true
+				}
+			}
+			if ch == '#' && precededByWS {
+				flowInd, blockInd = true, true
+			}
 		}
 		if isBreak(ch) {
 			lineBreaks = true
 		}
-		if !(ch == '\n' || (ch >= 0x20 && ch <= 0x7e)) {
-			special = true // non-ASCII too: allow_unicode is false
+		if !(ch == '\n' || ch >= 0x20 && ch <= 0x7e) {
+			// allow_unicode is off: anything else is special.
+			special = true
 		}
 		switch {
 		case ch == ' ':
-			leadingSpace = leadingSpace || i == 0
-			trailingSpace = trailingSpace || i == len(s)-1
-			breakSpace = breakSpace || prevBreak
+			if i == 0 {
+				leadingSpace = true
+			}
+			if i == len(s)-1 {
+				trailingSpace = true
+			}
+			if prevBreak {
+				breakSpace = true
+			}
 			prevSpace, prevBreak = true, false
 		case isBreak(ch):
-			leadingBreak = leadingBreak || i == 0
-			trailingBreak = trailingBreak || i == len(s)-1
-			spaceBreak = spaceBreak || prevSpace
+			if i == 0 {
+				leadingBreak = true
+			}
+			if i == len(s)-1 {
+				trailingBreak = true
+			}
+			if prevSpace {
+				spaceBreak = true
+			}
 			prevSpace, prevBreak = false, true
 		default:
 			prevSpace, prevBreak = false, false
@@ -64,58 +93,58 @@ func analyze(text string) analysis {
 		precededByWS = isSpaceOrEnd(ch)
 		followedByWS = i+2 >= len(s) || isSpaceOrEnd(s[i+2])
 	}
-	a := analysis{multiline: lineBreaks, allowBlockPlain: true, allowSingleQuoted: true}
-	if leadingSpace || leadingBreak || trailingSpace || trailingBreak || lineBreaks || blockIndicators {
-		a.allowBlockPlain = false
+	a := analysis{multiline: lineBreaks, flowPlain: true, blockPlain: true, singleQuoted: true, blockStyle: true}
+	if leadingSpace || leadingBreak || trailingSpace || trailingBreak {
+		a.flowPlain, a.blockPlain = false, false
 	}
-	if breakSpace || spaceBreak || special {
-		a.allowBlockPlain, a.allowSingleQuoted = false, false
+	if trailingSpace {
+		a.blockStyle = false
+	}
+	if breakSpace {
+		a.flowPlain, a.blockPlain, a.singleQuoted = false, false, false
+	}
+	if spaceBreak || special {
+		a.flowPlain, a.blockPlain, a.singleQuoted, a.blockStyle = false, false, false, false
+	}
+	if lineBreaks {
+		a.flowPlain, a.blockPlain = false, false
+	}
+	if flowInd {
+		a.flowPlain = false
+	}
+	if blockInd {
+		a.blockPlain = false
 	}
 	return a
 }
 
-func (e *emitter) write(s string) {
-	e.b.WriteString(s)
-	e.column += len([]rune(s))
-}
-
-func (e *emitter) writeIndicator(ind string, needWhitespace, whitespace, indention bool) {
-	if !e.whitespace && needWhitespace {
-		ind = " " + ind
-	}
-	e.whitespace = whitespace
-	e.indention = e.indention && indention
-	e.openEnded = false
-	e.write(ind)
-}
-
-func (e *emitter) writeIndent() {
-	indent := max(e.indent, 0)
-	if !e.indention || e.column > indent || (e.column == indent && !e.whitespace) {
-		e.writeLineBreak("\n")
-	}
-	if e.column < indent {
-		e.whitespace = true
-		e.write(strings.Repeat(" ", indent-e.column))
+// scalar writes text in the style PyYAML chooses (block context: no
+// flow collection ever holds a scalar here).
+func (e *emitter) scalar(text string, plainOK bool) {
+	s := []rune(text)
+	a := analyze(s)
+	split := !e.ctx.simpleKey
+	switch {
+	case plainOK && !(e.ctx.simpleKey && (a.empty || a.multiline)) && a.blockPlain:
+		e.writePlain(s, split)
+	case a.singleQuoted && !(e.ctx.simpleKey && a.multiline):
+		e.writeSingleQuoted(s, split)
+	default:
+		e.writeDoubleQuoted(s, split)
 	}
 }
 
-func (e *emitter) writeLineBreak(br string) {
-	e.whitespace, e.indention = true, true
-	e.b.WriteString(br)
-	e.column = 0
-}
-
-// writePlain folds at a single space past the width.
-func (e *emitter) writePlain(text string, split bool) {
-	if text == "" {
+func (e *emitter) writePlain(s []rune, split bool) {
+	if e.ctx.root {
+		e.openEnded = true
+	}
+	if len(s) == 0 {
 		return
 	}
 	if !e.whitespace {
-		e.write(" ")
+		e.write([]rune{' '})
 	}
 	e.whitespace, e.indention = false, false
-	s := []rune(text)
 	spaces := false
 	start := 0
 	for end := 0; end <= len(s); end++ {
@@ -129,21 +158,32 @@ func (e *emitter) writePlain(text string, split bool) {
 					e.writeIndent()
 					e.whitespace, e.indention = false, false
 				} else {
-					e.write(string(s[start:end]))
+					e.write(s[start:end])
 				}
 				start = end
 			}
-		} else if ch == -1 || ch == ' ' {
-			e.write(string(s[start:end]))
+		} else if ch == -1 || ch == ' ' || isBreak(ch) {
+			e.write(s[start:end])
 			start = end
 		}
-		spaces = ch == ' '
+		if ch != -1 {
+			spaces = ch == ' '
+		}
 	}
 }
 
-func (e *emitter) writeSingleQuoted(text string, split bool) {
+func (e *emitter) writeBreaks(s []rune) {
+	if s[0] == '\n' {
+		e.writeLineBreak()
+	}
+	for _, br := range s {
+		e.writeBreak(br)
+	}
+	e.writeIndent()
+}
+
+func (e *emitter) writeSingleQuoted(s []rune, split bool) {
 	e.writeIndicator("'", true, false, false)
-	s := []rune(text)
 	spaces, breaks := false, false
 	start := 0
 	for end := 0; end <= len(s); end++ {
@@ -157,29 +197,25 @@ func (e *emitter) writeSingleQuoted(text string, split bool) {
 				if start+1 == end && e.column > bestWidth && split && start != 0 && end != len(s) {
 					e.writeIndent()
 				} else {
-					e.write(string(s[start:end]))
+					e.write(s[start:end])
 				}
 				start = end
 			}
 		case breaks:
 			if ch == -1 || !isBreak(ch) {
-				if s[start] == '\n' {
-					e.writeLineBreak("\n")
-				}
-				for _, br := range s[start:end] {
-					e.writeLineBreak(string(br))
-				}
-				e.writeIndent()
+				e.writeBreaks(s[start:end])
 				start = end
 			}
 		default:
-			if (ch == -1 || ch == ' ' || isBreak(ch) || ch == '\'') && start < end {
-				e.write(string(s[start:end]))
-				start = end
+			if ch == -1 || ch == ' ' || isBreak(ch) || ch == '\'' {
+				if start < end {
+					e.write(s[start:end])
+					start = end
+				}
 			}
 		}
 		if ch == '\'' {
-			e.write("''")
+			e.write([]rune("''"))
 			start = end + 1
 		}
 		if ch != -1 {
@@ -190,42 +226,45 @@ func (e *emitter) writeSingleQuoted(text string, split bool) {
 }
 
 var escapes = map[rune]string{
-	0: "0", '\a': "a", '\b': "b", '\t': "t", '\n': "n", '\v': "v", '\f': "f", '\r': "r", 0x1b: "e",
+	0: "0", 0x07: "a", 0x08: "b", 0x09: "t", 0x0a: "n", 0x0b: "v", 0x0c: "f", 0x0d: "r", 0x1b: "e",
 	'"': "\"", '\\': "\\", 0x85: "N", 0xa0: "_", 0x2028: "L", 0x2029: "P",
 }
 
-func (e *emitter) writeDoubleQuoted(text string, split bool) {
+func (e *emitter) writeDoubleQuoted(s []rune, split bool) {
 	e.writeIndicator("\"", true, false, false)
-	s := []rune(text)
 	start := 0
 	for end := 0; end <= len(s); end++ {
 		var ch rune = -1
 		if end < len(s) {
 			ch = s[end]
 		}
-		if ch == -1 || strings.ContainsRune("\"\\\u0085\u2028\u2029\ufeff", ch) || ch < 0x20 || ch > 0x7e {
+		if ch == -1 || ch == '"' || ch == '\\' || ch == 0x85 || ch == 0x2028 || ch == 0x2029 || ch == 0xfeff || ch < 0x20 || ch > 0x7e {
 			if start < end {
-				e.write(string(s[start:end]))
+				e.write(s[start:end])
 				start = end
 			}
 			if ch != -1 {
-				var data string
+				var esc string
 				switch r, ok := escapes[ch]; {
 				case ok:
-					data = "\\" + r
+					esc = "\\" + r
 				case ch <= 0xff:
-					data = fmt.Sprintf("\\x%02X", ch)
+					esc = fmt.Sprintf("\\x%02X", ch)
 				case ch <= 0xffff:
-					data = fmt.Sprintf("\\u%04X", ch)
+					esc = fmt.Sprintf("\\u%04X", ch)
 				default:
-					data = fmt.Sprintf("\\U%08X", ch)
+					esc = fmt.Sprintf("\\U%08X", ch)
 				}
-				e.write(data)
+				e.write([]rune(esc))
 				start = end + 1
 			}
 		}
 		if 0 < end && end < len(s)-1 && (ch == ' ' || start >= end) && e.column+(end-start) > bestWidth && split {
-			data := string(s[start:end]) + "\\"
+			var data []rune
+			if start < end {
+				data = append(data, s[start:end]...)
+			}
+			data = append(data, '\\')
 			if start < end {
 				start = end
 			}
@@ -233,7 +272,7 @@ func (e *emitter) writeDoubleQuoted(text string, split bool) {
 			e.writeIndent()
 			e.whitespace, e.indention = false, false
 			if s[start] == ' ' {
-				e.write("\\")
+				e.write([]rune{'\\'})
 			}
 		}
 	}

@@ -168,10 +168,10 @@ var exitCases = []exitCase{
 		env:   []string{"HEAT_SHELL_CONFIG=D/heat-config", "HEAT_CONFIG_DEPLOYED=D/deployed", "HEAT_CONFIG_DEPLOYED_OLD=D/old", "HEAT_CONFIG_HOOK_TIMEOUT=soon"},
 		setup: func(t *testing.T, d string) { write(t, d+"/heat-config", "[]", 0o600) }},
 
-	{section: "Hooks (`script`, `puppet`, `ansible`, `hiera`, `json-file`, `apply-config`, `docker-cmd`)", row: "0", name: "script", want: 0,
+	{section: "Hooks (`script`, `puppet`, `ansible`, `hiera`, `json-file`, `apply-config`, `cfn-init`, `docker-cmd`, `docker-compose`, `kubelet`, `salt`, `chef`)", row: "0", name: "script", want: 0,
 		argv: []string{"tripleo-agent", "script"}, stdin: scriptDeployment,
 		env: []string{"HEAT_SCRIPT_WORKING=D/w", "HEAT_SCRIPT_OUTPUTS=D/o"}},
-	{section: "Hooks (`script`, `puppet`, `ansible`, `hiera`, `json-file`, `apply-config`, `docker-cmd`)", row: "1", name: "not a deployment", want: 1,
+	{section: "Hooks (`script`, `puppet`, `ansible`, `hiera`, `json-file`, `apply-config`, `cfn-init`, `docker-cmd`, `docker-compose`, `kubelet`, `salt`, `chef`)", row: "1", name: "not a deployment", want: 1,
 		argv: []string{"tripleo-agent", "script"}, stdin: "not json",
 		env: []string{"HEAT_SCRIPT_WORKING=D/w", "HEAT_SCRIPT_OUTPUTS=D/o"}},
 

@@ -76,7 +76,7 @@ func TestLayout(t *testing.T) {
 		"configure.d/51-hosts", "configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
 		links = append(links, "usr/libexec/os-refresh-config/"+s)
 	}
-	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet"} {
+	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet", "salt", "chef"} {
 		links = append(links, "usr/libexec/heat-config/hooks/"+h)
 	}
 	bin := filepath.Join(d, "usr/bin/tripleo-agent")
