@@ -31,7 +31,7 @@ var pathVars = []string{
 	"HEAT_SHELL_CONFIG", "HEAT_CONFIG_DEPLOYED", "HEAT_CONFIG_DEPLOYED_OLD", "HEAT_CONFIG_HOOKS",
 	"HEAT_SCRIPT_WORKING", "HEAT_SCRIPT_OUTPUTS", "HEAT_PUPPET_WORKING", "HEAT_PUPPET_OUTPUTS",
 	"HEAT_PUPPET_LOGDIR", "HEAT_PUPPET_HIERA_DATADIR", "HEAT_ANSIBLE_WORKING", "HEAT_ANSIBLE_OUTPUTS",
-	"HEAT_ANSIBLE_INVENTORY", "HEAT_HIERA_CONFIG",
+	"HEAT_ANSIBLE_INVENTORY", "HEAT_HIERA_CONFIG", "OS_NET_CONFIG_ROOT", "HIERA_ROOT",
 }
 
 // runAgent runs the agent (this test binary) with args, in dir, with env
@@ -65,8 +65,8 @@ func runAgent(t *testing.T, dir string, env []string, args ...string) (string, s
 // /var/run/heat-config/deployed.)
 func TestHelpAndVersionHaveNoSideEffects(t *testing.T) {
 	names := programNames()
-	if len(names) != 17 {
-		t.Errorf("%d programs, want the 11 programs and 6 hooks: %v", len(names), names)
+	if len(names) != 20 {
+		t.Errorf("%d programs, want the 14 programs and 6 hooks: %v", len(names), names)
 	}
 	for _, name := range names {
 		for _, arg := range []string{"--help", "-h", "--version"} {

@@ -21,6 +21,8 @@ import (
 	"github.com/tripleo-go/agent/hooks/all"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/nodeconfig/hiera"
+	"github.com/tripleo-go/agent/nodeconfig/netconfig"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
 	"github.com/tripleo-go/agent/signal/notify"
@@ -59,6 +61,16 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	"tripleo-agent-status": func(ctx context.Context, args []string) error {
 		return status.Run(ctx, args, status.ProcessEnv())
 	},
+	// os-refresh-config's scripts of the os-net-config and hiera elements.
+	netconfig.Name: func(ctx context.Context, args []string) error {
+		return netconfig.Run(ctx, args, netconfig.ProcessEnv())
+	},
+	hiera.Name: func(ctx context.Context, args []string) error {
+		return hiera.Run(ctx, args, hiera.ProcessEnv())
+	},
+	hiera.DisableName: func(ctx context.Context, args []string) error {
+		return hiera.Disable(ctx, args, hiera.ProcessEnv())
+	},
 }
 
 // manuals are the programs' command lines: what --help prints and what
@@ -75,6 +87,9 @@ var manuals = map[string]func() *argparse.Parser{
 	"heat-config-notify":           notify.CLI,
 	"99-refresh-completed":         refreshcompleted.CLI,
 	"tripleo-agent-status":         status.CLI,
+	netconfig.Name:                 netconfig.CLI,
+	hiera.Name:                     hiera.CLI,
+	hiera.DisableName:              hiera.DisableCLI,
 }
 
 // parsesOwnHelp are the programs whose argparse parser answers --help and

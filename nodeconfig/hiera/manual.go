@@ -27,3 +27,26 @@ func CLI() *argparse.Parser {
 		},
 	}
 }
+
+// DisableCLI is 10-hiera-disable's command line.
+func DisableCLI() *argparse.Parser {
+	return &argparse.Parser{
+		Prog: DisableName,
+		Description: "An os-refresh-config configure script of the hiera element: when " + ConfigFile + " is the heat-agents " +
+			"hiera hook's (no \"yaml\" in it), removes the element's hiera.yaml template, its " + Name + " step and the " +
+			"YAML files in " + DataDir + ", so that the two do not fight over the file.",
+		Version: DisableName + ": " + version.Current().String(),
+		Manual: argparse.Manual{
+			Summary:  "retire the hiera element once the hiera hook is in use",
+			Synopsis: []string{DisableName},
+			Sections: []argparse.Section{
+				{Title: "Environment", Items: []argparse.Item{
+					{Tag: "OS_CONFIG_APPLIER_TEMPLATES", Text: "os-apply-config's templates (default " + templatesDir + ")."},
+					{Tag: "OS_REFRESH_CONFIG_BASE_DIR", Text: "os-refresh-config's scripts (default " + refreshDir + ")."},
+					{Tag: RootVar, Text: "A directory every default path is under (tests; default none)."},
+				}},
+				{Title: "Exit status", Paragraphs: []string{"0, unless a file could not be removed (1)."}},
+			},
+		},
+	}
+}

@@ -23,7 +23,7 @@ var rules = []struct {
 	pkg string
 	may []string
 }{
-	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "status", "internal/exitcode", "internal/argparse", "internal/version"}},
+	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "status", "nodeconfig/netconfig", "nodeconfig/hiera", "internal/exitcode", "internal/argparse", "internal/version"}},
 	{"collectors/occ", []string{"collectors/...", "systemd", "internal/..."}},
 	{"collectors", []string{"collectors/cache", "collectors/config", "internal/..."}},
 	{"collectors/merger", []string{"collectors", "internal/..."}},
@@ -46,6 +46,7 @@ var rules = []struct {
 	{"signal/refreshcompleted", []string{"signal/...", "heatconfig/deployment", "internal/..."}},
 	{"signal/*", []string{"signal", "heatconfig/deployment", "internal/..."}},
 	{"status", internal},
+	{"nodeconfig/*", []string{"applyconfig/metadata", "internal/..."}},
 	{"internal/...", internal},
 	{"systemd", nil},
 	{"tools/...", []string{"..."}},
