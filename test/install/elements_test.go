@@ -115,8 +115,9 @@ func TestEveryHookHasAnElement(t *testing.T) {
 func TestElementScriptsAreInstalled(t *testing.T) {
 	dest := installed(t)
 	scripts, _ := filepath.Glob(filepath.Join(elementsDir, "*", "os-refresh-config", "*.d", "*"))
-	if len(scripts) != 3 {
-		t.Fatalf("os-refresh-config scripts in elements: %v, want 20-os-apply-config, 55-heat-config, 99-refresh-completed", scripts)
+	if len(scripts) != 6 {
+		t.Fatalf("os-refresh-config scripts in elements: %v, want 20-os-apply-config, 55-heat-config, 99-refresh-completed, "+
+			"20-os-net-config, 10-hiera-disable, 40-hiera-datafiles", scripts)
 	}
 	for _, s := range scripts {
 		rel := filepath.Join(filepath.Base(filepath.Dir(s)), filepath.Base(s))
