@@ -31,12 +31,12 @@ func TestTemplateRendersAsTheReference(t *testing.T) {
 	}
 	templates, _ := filepath.Abs("../../elements/os-net-config/os-apply-config")
 	for name, md := range map[string]string{
-		"object":        `{"os_net_config": {"network_config": [{"type": "ovs_bridge", "name": "br-ctlplane", "use_dhcp": true, "members": [{"type": "interface", "name": "em1", "primary": true}]}]}}`,
-		"string":        `{"os_net_config": "network_config:\n  - type: interface\n    name: eth0"}`,
-		"odd values":    `{"os_net_config": {"network_config": [], "x": 1.0, "y": 1e100, "z": "caf\u00e9 <&>", "n": null}}`,
-		"list":          `{"os_net_config": [1, 2]}`,
-		"empty object":  `{"os_net_config": {}}`,
-		"no key":        `{"other": 1}`,
+		"object":       `{"os_net_config": {"network_config": [{"type": "ovs_bridge", "name": "br-ctlplane", "use_dhcp": true, "members": [{"type": "interface", "name": "em1", "primary": true}]}]}}`,
+		"string":       `{"os_net_config": "network_config:\n  - type: interface\n    name: eth0"}`,
+		"odd values":   `{"os_net_config": {"network_config": [], "x": 1.0, "y": 1e100, "z": "caf\u00e9 <&>", "n": null}}`,
+		"list":         `{"os_net_config": [1, 2]}`,
+		"empty object": `{"os_net_config": {}}`,
+		"no key":       `{"other": 1}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			mdPath := filepath.Join(t.TempDir(), "md.json")
