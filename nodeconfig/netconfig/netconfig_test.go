@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/exitcode"
 )
 
 // The cases are under testdata/cases/NAME: metadata.json; before/etc and
@@ -168,5 +170,30 @@ func TestGolden(t *testing.T) {
 			got := runOurs(t, name)
 			got.compare(t, readExpected(t, name))
 		})
+	}
+}
+
+// A stop (SIGTERM) while the metadata server is being waited for ends
+// the wait at once: status Terminated, and no safe defaults are applied.
+func TestStopWhileWaitingForTheMetadataServer(t *testing.T) {
+	dir, _ := filepath.Abs("testdata/cases/ping-never")
+	fakes, _ := filepath.Abs("testdata/fakebin")
+	root := t.TempDir()
+	copyTree(t, filepath.Join(dir, "before/etc"), filepath.Join(root, "etc"))
+	logPath := filepath.Join(t.TempDir(), "log")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := Run(ctx, nil, Env{Stdout: &stdout, Stderr: &stderr,
+		Environ: append([]string{"PATH=" + fakes + ":/usr/bin:/bin", "OS_CONFIG_FILES=" + filepath.Join(dir, "metadata.json"),
+			"FAKE_LOG=" + logPath, RootVar + "=" + root}, caseEnv(t, dir)...),
+		Sleep: func(ctx context.Context, _ time.Duration) error { cancel(); return ctx.Err() },
+	})
+	if code := exitcode.Of(err); code != exitcode.Terminated {
+		t.Errorf("exit %d (%v), want %d", code, err, exitcode.Terminated)
+	}
+	log, _ := os.ReadFile(logPath)
+	if n := strings.Count(string(log), "ping "); n != 1 || strings.Contains(string(log), "--cleanup") {
+		t.Errorf("log:\n%s\nwant one ping and no safe defaults", log)
 	}
 }
