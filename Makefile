@@ -14,6 +14,8 @@ ELEMENTS := $(sort $(patsubst %/,%,$(wildcard elements/*/)))
 # operator's file, renders `command = os-refresh-config` alone when the
 # metadata has no os-collect-config key; it takes effect only in images
 # built with that element, as with the Python agent (elements/README.md).
+# So do the hiera element's hiera.yaml (it would replace the hook's or
+# puppet's file on every node) and os-net-config's element_config.json.
 TEMPLATE_ELEMENTS := elements/heat-config
 PREFIX   ?= /usr/local
 DESTDIR  ?=

@@ -33,6 +33,7 @@ var pathVars = []string{
 	"HEAT_PUPPET_LOGDIR", "HEAT_PUPPET_HIERA_DATADIR", "HEAT_ANSIBLE_WORKING", "HEAT_ANSIBLE_OUTPUTS",
 	"HEAT_ANSIBLE_INVENTORY", "HEAT_HIERA_CONFIG", "HEAT_CFN_INIT_LAST_METADATA_DIR", "HEAT_DOCKER_COMPOSE_WORKING", "HEAT_KUBELET_MANIFESTS", "HEAT_DOCKER_CMD", "NODECONFIG_ROOT",
 	"HEAT_SALT_WORKING", "SALT_MINION_CONFIG", "HEAT_CHEF_WORKING", "HEAT_CHEF_OUTPUTS",
+	"OS_NET_CONFIG_ROOT", "HIERA_ROOT",
 }
 
 // runAgent runs the agent (this test binary) with args, in dir, with env
@@ -66,8 +67,8 @@ func runAgent(t *testing.T, dir string, env []string, args ...string) (string, s
 // /var/run/heat-config/deployed.)
 func TestHelpAndVersionHaveNoSideEffects(t *testing.T) {
 	names := programNames()
-	if len(names) != 32 {
-		t.Errorf("%d programs, want the 11 programs, 12 hooks, 3 hook scripts and 6 node steps: %v", len(names), names)
+	if len(names) != 35 {
+		t.Errorf("%d programs, want the 11 programs, 12 hooks, 3 hook scripts and 9 node steps: %v", len(names), names)
 	}
 	for _, name := range names {
 		for _, arg := range []string{"--help", "-h", "--version"} {

@@ -24,7 +24,9 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/nodeconfig"
 	"github.com/tripleo-go/agent/nodeconfig/gateway"
+	"github.com/tripleo-go/agent/nodeconfig/hiera"
 	"github.com/tripleo-go/agent/nodeconfig/hosts"
+	"github.com/tripleo-go/agent/nodeconfig/netconfig"
 	"github.com/tripleo-go/agent/nodeconfig/sysctl"
 	"github.com/tripleo-go/agent/refresh"
 	"github.com/tripleo-go/agent/refresh/runparts"
@@ -76,6 +78,16 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	"sysctl-append-value": nodeStep(sysctl.RunAppend),
 	gateway.Name:          nodeStep(gateway.Run),
 	hosts.Name:            nodeStep(hosts.Run),
+	// os-refresh-config's scripts of the os-net-config and hiera elements.
+	netconfig.Name: func(ctx context.Context, args []string) error {
+		return netconfig.Run(ctx, args, netconfig.ProcessEnv())
+	},
+	hiera.Name: func(ctx context.Context, args []string) error {
+		return hiera.Run(ctx, args, hiera.ProcessEnv())
+	},
+	hiera.DisableName: func(ctx context.Context, args []string) error {
+		return hiera.Disable(ctx, args, hiera.ProcessEnv())
+	},
 }
 
 func nodeStep(run func(context.Context, []string, nodeconfig.Env) error) func(context.Context, []string) error {
@@ -103,6 +115,9 @@ var manuals = map[string]func() *argparse.Parser{
 	"sysctl-append-value":          sysctl.AppendCLI,
 	gateway.Name:                   gateway.CLI,
 	hosts.Name:                     hosts.CLI,
+	netconfig.Name:                 netconfig.CLI,
+	hiera.Name:                     hiera.CLI,
+	hiera.DisableName:              hiera.DisableCLI,
 }
 
 // parsesOwnHelp are the programs whose argparse parser answers --help and

@@ -115,8 +115,8 @@ func TestEveryHookHasAnElement(t *testing.T) {
 func TestElementScriptsAreInstalled(t *testing.T) {
 	dest := installed(t)
 	scripts, _ := filepath.Glob(filepath.Join(elementsDir, "*", "os-refresh-config", "*.d", "*"))
-	if len(scripts) != 9 {
-		t.Fatalf("os-refresh-config scripts in elements: %v, want 10-sysctl-apply-config, 20-os-apply-config, 25-set-network-gateway, 50-heat-config-docker-cmd, 50-heat-config-docker-compose, 50-heat-config-kubelet, 51-hosts, 55-heat-config, 99-refresh-completed", scripts)
+	if len(scripts) != 12 {
+		t.Fatalf("os-refresh-config scripts in elements: %v, want 10-hiera-disable, 10-sysctl-apply-config, 20-os-apply-config, 20-os-net-config, 25-set-network-gateway, 40-hiera-datafiles, 50-heat-config-docker-cmd, 50-heat-config-docker-compose, 50-heat-config-kubelet, 51-hosts, 55-heat-config, 99-refresh-completed", scripts)
 	}
 	for _, s := range scripts {
 		rel := filepath.Join(filepath.Base(filepath.Dir(s)), filepath.Base(s))

@@ -1,0 +1,75 @@
+package netconfig
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReference runs the reference element's script on every case, when
+// TRIPLEO_IMAGE_ELEMENTS names a checkout of tripleo-image-elements, and
+// compares it with ours. It needs root (a private mount namespace with
+// an overlay on /etc) and Debian's python3-os-apply-config. With
+// UPDATE_GOLDEN=1 it records the reference's outcome as expected/ (and
+// our refusal for the bad-* cases).
+func TestReference(t *testing.T) {
+	ref := os.Getenv("TRIPLEO_IMAGE_ELEMENTS")
+	if ref == "" {
+		t.Skip("TRIPLEO_IMAGE_ELEMENTS is not set: the reference is not rerun")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the reference runs in a private mount namespace: root only")
+	}
+	for _, tool := range []string{"/usr/bin/os-apply-config", "unshare"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is missing", tool)
+		}
+	}
+	script, _ := filepath.Abs("testdata/run-reference.sh")
+	update := os.Getenv("UPDATE_GOLDEN") == "1"
+	for _, name := range caseNames(t) {
+		t.Run(name, func(t *testing.T) {
+			dir, _ := filepath.Abs(filepath.Join("testdata/cases", name))
+			out := t.TempDir()
+			if b, err := exec.Command(script, ref, dir, out).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v %s", script, err, b)
+			}
+			read := func(f string) string { b, _ := os.ReadFile(filepath.Join(out, f)); return string(b) }
+			want := outcome{status: strings.TrimSpace(read("status")), stdout: read("stdout"), log: read("log"),
+				stderr: messages(read("stderr"))}
+			want.etc, want.safeDefaults = etcFiles(t, filepath.Join(out, "upper"))
+			got := runOurs(t, name)
+			t.Logf("reference: exit %s, stderr %q", want.status, read("stderr"))
+			if strings.HasPrefix(name, "bad-") {
+				want = got // we refuse what the reference ignored (see the log)
+			}
+			if update {
+				exp := filepath.Join("testdata/cases", name, "expected")
+				os.RemoveAll(exp)
+				os.MkdirAll(exp, 0o755)
+				for f, s := range map[string]string{"status": want.status, "stdout": want.stdout, "stderr": want.stderr, "log": want.log, "etc.txt": want.etc} {
+					os.WriteFile(filepath.Join(exp, f), []byte(s), 0o644)
+				}
+				if want.safeDefaults != nil {
+					os.WriteFile(filepath.Join(exp, "dhcp_all_interfaces.yaml"), want.safeDefaults, 0o644)
+				}
+			}
+			got.compare(t, want)
+		})
+	}
+}
+
+// messages are the script's own lines on stderr: not set -x's trace, and
+// not cat's complaint about a sysfs file that cannot be read (a down
+// interface's carrier), which we read without a word.
+func messages(stderr string) string {
+	var keep []string
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if l != "" && !strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "cat: ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
