@@ -8,6 +8,15 @@ HOOKS    := script puppet ansible hiera json-file apply-config cfn-init docker-c
 # Elements (diskimage-builder's format) whose os-refresh-config scripts
 # (links to the binary) make install lays out.
 ELEMENTS := $(sort $(patsubst %/,%,$(wildcard elements/*/)))
+# The node's own configure steps (TripleO's elements sysctl, os-net-config,
+# network-gateway, hiera, hosts) take effect only in images built with
+# those elements, as with TripleO's Python images: a node that swaps the
+# Python packages for ours, or a plain Heat server, gets no new step that
+# edits /etc/hosts, /etc/sysctl.d or its network. Their programs are in
+# the binary; the elements' links reach it. make install lays out the
+# scripts of every other element (the agent's and the hooks').
+NODE_ELEMENTS := elements/sysctl elements/os-net-config elements/network-gateway elements/hiera elements/hosts
+ORC_ELEMENTS  := $(filter-out $(NODE_ELEMENTS),$(ELEMENTS))
 # The elements whose os-apply-config templates make install lays out: only
 # templates of files the agent owns (heat-config's deployments list). The
 # os-collect-config element's template of /etc/os-collect-config.conf, an
@@ -169,7 +178,7 @@ install: build
 	install -d $(LIBEXEC)/os-refresh-config/configure.d $(LIBEXEC)/os-refresh-config/post-configure.d \
 	  $(LIBEXEC)/heat-config/hooks $(LIBEXEC)/os-apply-config/templates
 	@for h in $(HOOKS); do ln -sfn ../../../bin/tripleo-agent $(LIBEXEC)/heat-config/hooks/$$h; done
-	@for e in $(ELEMENTS); do \
+	@for e in $(ORC_ELEMENTS); do \
 	  if [ -d $$e/os-refresh-config ]; then cp -R --no-dereference --preserve=mode,links --no-preserve=ownership $$e/os-refresh-config/. $(LIBEXEC)/os-refresh-config/; fi; \
 	done
 	@for e in $(TEMPLATE_ELEMENTS); do \

@@ -31,9 +31,9 @@ var (
 		"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed",
 		"sysctl-set-value", "sysctl-write-value", "sysctl-append-value"}
 	hooks      = []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet", "salt", "chef"}
-	orcScripts = []string{"configure.d/10-sysctl-apply-config", "configure.d/20-os-apply-config",
-		"configure.d/25-set-network-gateway", "configure.d/50-heat-config-docker-cmd", "configure.d/50-heat-config-docker-compose",
-		"configure.d/50-heat-config-kubelet", "configure.d/51-hosts", "configure.d/55-heat-config",
+	orcScripts = []string{"configure.d/20-os-apply-config",
+		"configure.d/50-heat-config-docker-cmd", "configure.d/50-heat-config-docker-compose",
+		"configure.d/50-heat-config-kubelet", "configure.d/55-heat-config",
 		"post-configure.d/99-refresh-completed"}
 	// Only templates of the agent's own files: none of an operator's
 	// (the os-collect-config element's template is for images).

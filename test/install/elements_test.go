@@ -110,8 +110,13 @@ func TestEveryHookHasAnElement(t *testing.T) {
 	}
 }
 
+// nodeElements carry the node's own configure steps: in images built with
+// them only, never in the package (Makefile: NODE_ELEMENTS).
+var nodeElements = []string{"sysctl", "os-net-config", "network-gateway", "hiera", "hosts"}
+
 // What the elements carry for os-refresh-config is what make install
-// lays out: the same scripts, links to the binary.
+// lays out, but the node elements' steps: the same scripts, links to the
+// binary.
 func TestElementScriptsAreInstalled(t *testing.T) {
 	dest := installed(t)
 	scripts, _ := filepath.Glob(filepath.Join(elementsDir, "*", "os-refresh-config", "*.d", "*"))
@@ -121,6 +126,16 @@ func TestElementScriptsAreInstalled(t *testing.T) {
 	for _, s := range scripts {
 		rel := filepath.Join(filepath.Base(filepath.Dir(s)), filepath.Base(s))
 		installed := filepath.Join(dest, "usr/libexec/os-refresh-config", rel)
+		element := filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(s))))
+		if slices.Contains(nodeElements, element) {
+			if target, err := os.Readlink(s); err != nil || target != "../../../bin/tripleo-agent" {
+				t.Errorf("%s of %s is %q (%v), want a link to the binary", rel, element, target, err)
+			}
+			if _, err := os.Lstat(installed); err == nil {
+				t.Errorf("%s of %s is in make install's tree: a node element's step", rel, element)
+			}
+			continue
+		}
 		if target, err := os.Readlink(installed); err != nil || target != "../../../bin/tripleo-agent" {
 			t.Errorf("%s: make install has %q (%v)", rel, target, err)
 		}

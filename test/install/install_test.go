@@ -71,10 +71,18 @@ func TestLayout(t *testing.T) {
 		"sysctl-set-value", "sysctl-write-value", "sysctl-append-value"} {
 		links = append(links, "usr/bin/"+p)
 	}
-	for _, s := range []string{"configure.d/10-sysctl-apply-config", "configure.d/20-os-apply-config", "configure.d/25-set-network-gateway",
+	for _, s := range []string{"configure.d/20-os-apply-config",
 		"configure.d/50-heat-config-docker-cmd", "configure.d/50-heat-config-docker-compose", "configure.d/50-heat-config-kubelet",
-		"configure.d/51-hosts", "configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
+		"configure.d/55-heat-config", "post-configure.d/99-refresh-completed"} {
 		links = append(links, "usr/libexec/os-refresh-config/"+s)
+	}
+	// The node's own steps come with their elements, in images only
+	// (Makefile: NODE_ELEMENTS): a node that swaps packages gets none.
+	for _, s := range []string{"configure.d/10-sysctl-apply-config", "configure.d/20-os-net-config", "configure.d/25-set-network-gateway",
+		"configure.d/10-hiera-disable", "configure.d/40-hiera-datafiles", "configure.d/51-hosts"} {
+		if _, err := os.Lstat(filepath.Join(d, "usr/libexec/os-refresh-config", s)); err == nil {
+			t.Errorf("the package has %s, a step of an image element", s)
+		}
 	}
 	for _, h := range []string{"script", "puppet", "ansible", "hiera", "json-file", "apply-config", "cfn-init", "docker-cmd", "docker-compose", "kubelet", "salt", "chef"} {
 		links = append(links, "usr/libexec/heat-config/hooks/"+h)
