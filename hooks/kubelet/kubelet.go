@@ -38,14 +38,14 @@ const (
 	DefaultDockerCmd = "docker"
 	// DockerHostVar is where Docker listens, as docker-py and the docker
 	// command read it.
-	DockerHostVar      = "DOCKER_HOST"
-	DefaultDockerHost  = "unix:///var/run/docker.sock"
-	DefaultImagesWait  = "600"
-	DefaultContainers  = "120"
-	DefaultPollPeriod  = "5"
-	imagesFormat       = "{{.Repository}}:{{.Tag}}"
-	containersFormat   = "{{.Names}}"
-	serverVersionFomat = "{{.Server.APIVersion}}"
+	DockerHostVar       = "DOCKER_HOST"
+	DefaultDockerHost   = "unix:///var/run/docker.sock"
+	DefaultImagesWait   = "600"
+	DefaultContainers   = "120"
+	DefaultPollPeriod   = "5"
+	imagesFormat        = "{{.Repository}}:{{.Tag}}"
+	containersFormat    = "{{.Names}}"
+	serverVersionFormat = "{{.Server.APIVersion}}"
 )
 
 // Run waits for the pod and reports what it saw: deploy_stdout is the
@@ -110,7 +110,7 @@ type waiter struct {
 func (w *waiter) pod(d *deployment.Deployment) error {
 	host := w.env.Setting(DockerHostVar, DefaultDockerHost)
 	w.log.Debug("Connecting to " + host)
-	version, err := w.ask("version", "--format", serverVersionFomat)
+	version, err := w.ask("version", "--format", serverVersionFormat)
 	if err != nil {
 		return err
 	}

@@ -12,9 +12,18 @@ import (
 	"time"
 )
 
-// The elements of the golden image: the agent with the hooks TestImage's
-// stack uses.
-var goldenElements = []string{"os-collect-config", "heat-config-script", "heat-config-puppet"}
+// The elements of the golden image: the agent with an element for every
+// hook group, the overcloud node's configure steps (TripleO's sysctl,
+// os-net-config, network-gateway, hiera, hosts), and first the test's
+// recording fakes of the tools that cannot run in its machines
+// (testdata/elements/e2e-node-tools), which the hooks' elements would
+// otherwise install or miss.
+var goldenElements = []string{"e2e-node-tools", "os-collect-config",
+	"heat-config-script", "heat-config-puppet", "heat-config-ansible", "heat-config-hiera",
+	"heat-config-json-file", "heat-config-apply-config", "heat-config-cfn-init",
+	"heat-config-docker-cmd", "heat-config-docker-compose", "heat-config-kubelet",
+	"heat-config-salt", "heat-config-chef",
+	"sysctl", "os-net-config", "network-gateway", "hiera", "hosts"}
 
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -110,10 +119,11 @@ func build(in Installed) (b built, err error) {
 		*d = time.Since(t0)
 		return root, nil
 	}
-	if b.golden, err = apply(&b.goldenApply, "golden", []string{"DIB_TRIPLEO_AGENT_DEB=" + b.deb}, goldenElements...); err != nil {
+	elements := filepath.Join(repoRoot(), "test", "e2e", "testdata", "elements")
+	if b.golden, err = apply(&b.goldenApply, "golden", []string{"DIB_TRIPLEO_AGENT_DEB=" + b.deb,
+		"ELEMENTS_PATH=" + filepath.Join(repoRoot(), "elements") + ":" + elements}, goldenElements...); err != nil {
 		return b, err
 	}
-	elements := filepath.Join(repoRoot(), "test", "e2e", "testdata", "elements")
 	b.python, err = apply(&b.pythonApply, "python", []string{"ELEMENTS_PATH=" + elements,
 		"DIB_HEAT_CONFIG_BINARY=" + filepath.Join(in.Dir, "usr", "bin", "tripleo-agent"), "DIB_TRIPLEO_REPO=" + repoRoot()},
 		"python-agent")

@@ -21,18 +21,14 @@ type machine struct {
 	dir  string // lab.sh's DIR
 }
 
-// toolsDir holds the tools a test puts on a machine (first on the
-// agent's PATH): recording fakes of what does not run in a container.
-const toolsDir = "/usr/local/bin/"
-
 func labSh() string { return filepath.Join(repoRoot(), "test", "systemd", "lab.sh") }
 
 func labEnv(extra ...string) []string {
 	return append(append(os.Environ(), "LAB_OWNER_PID="+strconv.Itoa(os.Getpid())), extra...)
 }
 
-// bootMachine boots rootfs with the files of seed (path → content, 0600;
-// executable under toolsDir) in place, and returns once the machine's systemd has finished booting,
+// bootMachine boots rootfs with the files of seed (path → content, 0600)
+// in place, and returns once the machine's systemd has finished booting,
 // which with the Type=notify unit includes the agent's first pass.
 func bootMachine(t *testing.T, name, rootfs string, seed map[string]string) *machine {
 	t.Helper()
@@ -47,11 +43,7 @@ func bootMachine(t *testing.T, name, rootfs string, seed map[string]string) *mac
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		mode := os.FileMode(0o600)
-		if strings.HasPrefix(p, toolsDir) { // the test's own tools
-			mode = 0o755
-		}
-		if err := os.WriteFile(f, []byte(content), mode); err != nil {
+		if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,32 +13,6 @@ import (
 // overcloudGroups are the hook groups of an overcloud stack beyond script
 // and puppet (lab/py/overcloud.py makes a deployment e2e-<group> of each).
 var overcloudGroups = []string{"docker-cmd", "docker-compose", "kubelet", "salt", "chef", "cfn-init"}
-
-// overcloudFakes are recording fakes of the tools that do not run inside
-// a systemd-nspawn machine or are not packaged in Debian 12 (each records
-// its command line in /var/lib/e2e-node/fakes.log): containers cannot
-// start in a container here, salt, chef and os-net-config cannot be
-// installed; the machine's /proc/sys and links are the host's. cfn-init
-// is the real one (heat-cfntools, installed by the heat-config-cfn-init
-// element).
-var overcloudFakes = map[string]string{
-	"os-net-config":  fakeTool(""),
-	"ifup":           fakeTool(""),
-	"ifdown":         fakeTool(""),
-	"docker":         fakeTool(""),
-	"podman":         fakeTool(""),
-	"docker-compose": fakeTool(""),
-	"chef-client":    fakeTool(""),
-	"salt-call":      fakeTool(`echo '{"local": {"test_|-e2e salt state_|-e2e salt state_|-succeed_with_changes": {"result": true, "changes": {"testing": {"old": "Unchanged", "new": "Something pretended to change"}}, "comment": "Success!", "name": "e2e salt state", "__run_num__": 0}}}'`),
-	// sysctl -p would write the host's /proc/sys (read-only here): the
-	// fake records it; reading a key is the kernel's answer.
-	"sysctl": fakeTool(`case "$1" in -a) find /proc/sys -type f | sed 's|^/proc/sys/||; s|/|.|g; s|$| = 0|';; esac`),
-}
-
-func fakeTool(answer string) string {
-	return "#!/bin/sh\n# e2e recording fake (image_overcloud_test.go)\nmkdir -p /var/lib/e2e-node\n" +
-		`echo "$(basename "$0") $*" >> /var/lib/e2e-node/fakes.log` + "\n" + answer + "\n"
-}
 
 // overcloud is issue 23's proof on the booted node: the golden image
 // (with the configure.d elements and a heat-config element for every
@@ -54,9 +27,6 @@ func overcloud(t *testing.T, rootfs string) {
 		occConf:                                  bootConf(t, st),
 		"/etc/sysconfig/network":                 "NETWORKING=yes\n",
 		"/etc/cloud/templates/hosts.debian.tmpl": "127.0.0.1 {{fqdn}} {{hostname}}\n",
-	}
-	for tool, script := range overcloudFakes {
-		seed[toolsDir+tool] = script
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -99,6 +69,7 @@ func overcloud(t *testing.T, rootfs string) {
 
 	t.Run("files", func(t *testing.T) { overcloudFiles(t, m) })
 	t.Run("tools", func(t *testing.T) { overcloudTools(t, m) })
+	t.Run("scripts", func(t *testing.T) { overcloudScripts(t, m, st) })
 	t.Run("secrets", func(t *testing.T) { machineSecrets(t, m) })
 }
 
@@ -128,7 +99,8 @@ func overcloudFiles(t *testing.T, m *machine) {
 	}
 }
 
-// overcloudTools: each fake was called as the reference calls its tool.
+// overcloudTools: each recording fake (testdata/elements/e2e-node-tools)
+// was called as the reference calls its tool.
 func overcloudTools(t *testing.T, m *machine) {
 	b, err := os.ReadFile(m.path("/var/lib/e2e-node/fakes.log"))
 	if err != nil {
@@ -150,7 +122,19 @@ func overcloudTools(t *testing.T, m *machine) {
 	if !strings.Contains(log, "docker run") && !strings.Contains(log, "podman run") {
 		t.Errorf("docker-cmd ran no container")
 	}
-	if _, err := os.Stat(filepath.Join(m.path("/etc/kubernetes/manifests"))); err != nil {
-		t.Logf("kubelet manifests dir: %v", err)
+}
+
+// overcloudScripts: what the hooks' configure.d scripts wrote for the
+// kubelet and docker-compose deployments (the tools read these).
+func overcloudScripts(t *testing.T, m *machine, st *Stack) {
+	want := map[string]string{
+		"/var/lib/heat-config/heat-config-kubelet/kubelet-manifests/" + ids(st)["e2e-kubelet"] + ".json": `"e2e-pod"`,
+		"/var/lib/heat-config/heat-config-docker-compose/e2e-docker-compose/docker-compose.yml":          "image: localhost/e2e-busybox",
+	}
+	for path, part := range want {
+		b, err := os.ReadFile(m.path(path))
+		if err != nil || !strings.Contains(string(b), part) {
+			t.Errorf("%s on the node: %v, want %q in:\n%s", path, err, part, b)
+		}
 	}
 }

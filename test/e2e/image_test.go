@@ -41,6 +41,7 @@ func TestImage(t *testing.T) {
 	t.Logf("IMAGE build: package %.2f MB in %.1fs; debootstrap rootfs %s (%.1fs); golden image (copy + elements) %.1fs; python image %.1fs",
 		float64(b.debSize)/1e6, b.debBuild.Seconds(), base, b.base.Seconds(), b.goldenApply.Seconds(), b.pythonApply.Seconds())
 	t.Run("golden", func(t *testing.T) { golden(t, "image-golden", b.golden) })
+	t.Run("overcloud", func(t *testing.T) { overcloud(t, b.golden) })
 	t.Run("upgrade", func(t *testing.T) { upgrade(t, b) })
 	// The same steps on an image built elsewhere, e.g. by a real
 	// diskimage-builder from the same elements (a directory: its root).
