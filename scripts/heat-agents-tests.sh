@@ -39,7 +39,7 @@ fi
 root=${AGENT_ROOT:-}
 if [ -z "$root" ]; then
   root=$work/root
-  if ! "$MAKE" -s -C "$repo" install DESTDIR="$root" PREFIX=/usr BIN="$work/bin" >"$work/install.log" 2>&1; then
+  if ! "$MAKE" -s -C "$repo" install DESTDIR="$root" PREFIX=/usr BIN="$work/bin" GO="${GO:-go}" >"$work/install.log" 2>&1; then
     cat "$work/install.log" >&2
     echo "heat-agents-tests: make install failed" >&2
     exit 2
