@@ -109,7 +109,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
 
 def _pointed(obj, base):
-    """obj with each mock://host/path string replaced by base/mock/host/path."""
+    """obj, each mock://host/path string in it made base/mock/host/path."""
     if isinstance(obj, dict):
         return {k: _pointed(v, base) for k, v in obj.items()}
     if isinstance(obj, list):

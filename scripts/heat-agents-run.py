@@ -2,8 +2,9 @@
 """Runs one heat-agents test module; prints its counts for
 scripts/heat-agents-tests.sh.
 
-After a line "==== heat-agents-run": "passed failed skipped known"; then one line per failed row
-("FAIL id: last line of its error") or known row ("KNOWN id: reason").
+After a line "==== heat-agents-run": "passed failed skipped known"; then
+one line per failed row ("FAIL id: last line of its error"), known row
+("KNOWN id: reason") and known row that passed ("NOW PASSES id").
 The full output of each failure goes to stderr (the module's log).
 
 HEAT_AGENTS_KNOWN names a file of rows that fail for a known reason
@@ -58,11 +59,9 @@ def main(argv):
             known_failed.append((test_id, known[test_id]))
         else:
             failed.append((test_id, last_line(trace)))
-    for test_id in known:
-        if test_id.startswith(short + '.') and test_id not in dict(
-                known_failed):
-            print('known row %s passed: remove it from the list' % test_id,
-                  file=sys.stderr)
+    stale = [test_id for test_id in known
+             if test_id.startswith(short + '.')
+             and test_id not in dict(known_failed)]
     skipped = len(result.skipped)
     passed = result.testsRun - skipped - len(failed) - len(known_failed)
     # What the tests print themselves went to stdout before: the summary
@@ -73,6 +72,8 @@ def main(argv):
         print('FAIL %s: %s' % (test_id, msg))
     for test_id, reason in known_failed:
         print('KNOWN %s: %s' % (test_id, reason))
+    for test_id in stale:
+        print('NOW PASSES %s: remove it from the known list' % test_id)
     return 0
 
 
