@@ -51,8 +51,9 @@ func run(t *testing.T, env ...string) (string, error) {
 var row = regexp.MustCompile(`(?m)^(test_\w+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+\d+$`)
 
 // Every module whose program is in our tree passes, but the rows the
-// known list names; the modules of the six hooks we ship and
-// 55-heat-config's run at least one test each.
+// known list names; the modules of the hooks we ship, 55-heat-config's,
+// the os-refresh-config scripts' and heat-config-notify's run at least
+// one test each.
 func TestHeatAgentsOwnTests(t *testing.T) {
 	dir := checkout(t)
 	out, err := run(t, "HEAT_AGENTS="+dir)
@@ -64,7 +65,8 @@ func TestHeatAgentsOwnTests(t *testing.T) {
 		ran[m[1]] = m[2] != "0"
 	}
 	for _, m := range []string{"test_heat_config", "test_heat_config_notify", "test_hook_script", "test_hook_puppet",
-		"test_hook_ansible", "test_hook_hiera", "test_hook_json_file", "test_hook_apply_config"} {
+		"test_hook_ansible", "test_hook_hiera", "test_hook_json_file", "test_hook_apply_config", "test_hook_cfn_init",
+		"test_hook_docker_cmd", "test_hook_docker_compose", "test_heat_config_docker_compose", "test_heat_config_kubelet"} {
 		if !ran[m] {
 			t.Errorf("%s: no test passed", m)
 		}
