@@ -30,6 +30,10 @@ type Hook struct {
 	// Summary says what the hook does, a phrase ("runs the config as a
 	// script"), for its help and manual page.
 	Summary string
+	// IDOptional: the reference hook never reads the deployment's id, so
+	// a deployment without one runs (ID is ""), as upstream's tests of
+	// such hooks (cfn-init, docker-compose, json-file...) feed them.
+	IDOptional bool
 	// Run applies d and returns what heat-config signals: deploy_stdout,
 	// deploy_stderr, deploy_status_code and the outputs produced. A tool's
 	// failure is a result, not an error; an error means the hook itself
@@ -61,7 +65,7 @@ func Main(ctx context.Context, h Hook, args []string, env Env) error {
 			Prefix: logging.PythonPrefix(LoggerName), QuietAttrs: true,
 		})
 	}
-	d, err := readDeployment(env.Stdin)
+	d, err := readDeployment(env.Stdin, h.IDOptional)
 	if err != nil {
 		env.Log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
@@ -85,7 +89,7 @@ func Main(ctx context.Context, h Hook, args []string, env Env) error {
 // readDeployment reads stdin as one deployment. A missing "inputs" counts
 // as none: heat-config always sends it, and the hooks that ignore inputs
 // (hiera, json-file, apply-config) were tested upstream without it.
-func readDeployment(r io.Reader) (*deployment.Deployment, error) {
+func readDeployment(r io.Reader, idOptional bool) (*deployment.Deployment, error) {
 	if r == nil {
 		r = eofReader{}
 	}
@@ -105,7 +109,11 @@ func readDeployment(r io.Reader) (*deployment.Deployment, error) {
 			o.Set("inputs", []pyjson.Value{})
 		}
 	}
-	d, err := deployment.FromValue(v)
+	from := deployment.FromValue
+	if idOptional {
+		from = deployment.FromValueWithoutID
+	}
+	d, err := from(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w (on stdin)", err)
 	}

@@ -77,6 +77,23 @@ func TestMainTakesMissingInputsAsNone(t *testing.T) {
 	}
 }
 
+// A hook whose reference never reads the id (IDOptional) runs a
+// deployment without one, as heat-agents' tests of cfn-init and
+// docker-compose feed them; an id present is still checked, and a hook
+// that needs the id still refuses (the "no id" row above).
+func TestMainIDOptional(t *testing.T) {
+	h := echoHook
+	h.IDOptional = true
+	r := hooktest.Run(t, h, `{"group": "echo", "inputs": [], "config": {"foo": "bar"}}`, nil)
+	if want := `{"deploy_stdout": "", "deploy_stderr": "echo", "deploy_status_code": 0, "options": ""}`; r.Code != 0 || r.Stdout != want {
+		t.Errorf("exit %d, stdout %q, stderr %s; want 0 and %s", r.Code, r.Stdout, r.Stderr, want)
+	}
+	r = hooktest.Run(t, h, `{"id": "../x", "group": "echo"}`, nil)
+	if r.Code != 1 || !strings.Contains(r.Stderr, `invalid deployment: id "../x" holds a slash or NUL (on stdin)`) {
+		t.Errorf("unsafe id: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
+
 // Null options are no options (the reference crashed on them).
 func TestNullOptionsAreEmpty(t *testing.T) {
 	for _, opts := range []string{`null`, `{}`, `{"x": null}`} {

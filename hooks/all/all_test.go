@@ -48,3 +48,19 @@ func TestEveryHookRefusesBadStdin(t *testing.T) {
 		}
 	}
 }
+
+// The hooks whose reference never reads the deployment's id take one
+// without (heat-agents' tests of cfn-init and docker-compose send none);
+// script, puppet and ansible name their files after it and refuse.
+// Groups not listed are not checked.
+func TestIDOptional(t *testing.T) {
+	want := map[string]bool{
+		"json-file": true, "hiera": true, "apply-config": true, "cfn-init": true, "docker-compose": true,
+		"script": false, "puppet": false, "ansible": false,
+	}
+	for _, h := range all.List {
+		if w, ok := want[h.Group]; ok && h.IDOptional != w {
+			t.Errorf("%s: IDOptional %v, want %v", h.Group, h.IDOptional, w)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // Hook is the apply-config hook.
-var Hook = hooks.Hook{Group: "apply-config", Summary: "renders the config through os-apply-config", Run: Run}
+var Hook = hooks.Hook{Group: "apply-config", Summary: "renders the config through os-apply-config", IDOptional: true, Run: Run}
 
 // Settings, with their defaults.
 const (

@@ -17,7 +17,7 @@ import (
 )
 
 // Hook is the cfn-init hook.
-var Hook = hooks.Hook{Group: "cfn-init", Summary: "applies the config as AWS::CloudFormation::Init metadata with cfn-init", Run: Run}
+var Hook = hooks.Hook{Group: "cfn-init", Summary: "applies the config as AWS::CloudFormation::Init metadata with cfn-init", IDOptional: true, Run: Run}
 
 // Settings, with their defaults. DefaultMetadataDir is where cfn-init,
 // run without a stack and resource, reads its last metadata: its own path,

@@ -32,11 +32,9 @@ func (f *fixture) environ(t *testing.T, resp any, vars ...string) []string {
 	}, vars...)...)
 }
 
-// data is the reference test's deployment, with an id: heat-config
-// always sends one, and every hook refuses a deployment without
-// (hooks.TestMainRefusesWhatIsNotADeployment); the reference's cfn-init
-// hook never read it.
-const data = `{"id": "1234", "group": "cfn-init", "inputs": [], "config": {"foo": "bar"}}`
+// data is the reference test's deployment as it is, without an id: the
+// reference's cfn-init hook never reads one (Hook.IDOptional).
+const data = `{"group": "cfn-init", "inputs": [], "config": {"foo": "bar"}}`
 
 // test_hook_cfn_init.py, one row each: the result, last_metadata holding
 // the config under AWS::CloudFormation::Init, cfn-init called without

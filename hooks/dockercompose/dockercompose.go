@@ -26,7 +26,9 @@ var Hook = hooks.Hook{
 	Group:   "docker-compose",
 	Summary: "writes the env files of the docker-compose project named after the deployment and runs `docker-compose up -d --no-build` in it",
 	Run:     Run,
-	Scripts: []hooks.Script{Configure},
+	// The reference reads the name, never the id.
+	IDOptional: true,
+	Scripts:    []hooks.Script{Configure},
 }
 
 // Settings, with their defaults (the reference's names).

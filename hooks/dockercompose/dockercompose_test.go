@@ -27,13 +27,13 @@ func (f *fixture) environ(t *testing.T, resp any, vars ...string) []string {
 	}, vars...)...)
 }
 
-// The reference test's deployments (with an id, which heat-config
-// always sends and the reference's test data lacks).
+// The reference test's deployments as they are, without an id (the
+// reference hook reads the name, never the id: Hook.IDOptional).
 const (
 	services = `"config": {"web": {"name": "x", "env_file": ["./common.env", "./test.env"]}, "db": {"name": "y", "env_file": "./test1.env"}}`
 	envFiles = `[ { \"file_name\": \"./common.env\", \"content\": \"xxxxx\" }, { \"file_name\": \"./test.env\", \"content\": \"yyyy\" }, { \"file_name\": \"./test1.env\", \"content\": \"zzz\" } ]`
-	data     = `{"id": "1", "name": "abcdef001", "group": "docker-compose", "inputs": [{"name": "env_files", "value": "` + envFiles + `"}], ` + services + `}`
-	noInputs = `{"id": "1", "name": "abcdef001", "group": "docker-compose", "inputs": [], ` + services + `}`
+	data     = `{"name": "abcdef001", "group": "docker-compose", "inputs": [{"name": "env_files", "value": "` + envFiles + `"}], ` + services + `}`
+	noInputs = `{"name": "abcdef001", "group": "docker-compose", "inputs": [], ` + services + `}`
 )
 
 // test_hook_docker_compose.py: test_hook, test_hook_without_inputs and

@@ -17,7 +17,7 @@ import (
 )
 
 // Hook is the hiera hook.
-var Hook = hooks.Hook{Group: "hiera", Summary: "writes the config as Hiera data", Run: Run}
+var Hook = hooks.Hook{Group: "hiera", Summary: "writes the config as Hiera data", IDOptional: true, Run: Run}
 
 // Settings, with their defaults.
 const (

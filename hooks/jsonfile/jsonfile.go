@@ -14,7 +14,7 @@ import (
 )
 
 // Hook is the json-file hook.
-var Hook = hooks.Hook{Group: "json-file", Summary: "writes each entry of the config as a JSON file", Run: Run}
+var Hook = hooks.Hook{Group: "json-file", Summary: "writes each entry of the config as a JSON file", IDOptional: true, Run: Run}
 
 // Run writes each entry of the config to its path (missing directories
 // are created 0700; the file gets the default mode and is truncated) as
