@@ -17,7 +17,7 @@ import (
 // heat-agents hiera hook has taken over: configure.d/10-hiera-disable.
 const DisableName = "10-hiera-disable"
 
-// Where the element's pieces are installed, under $HIERA_ROOT; the
+// Where the element's pieces are installed, under $NODECONFIG_ROOT; the
 // programs' own variables, when set, say where the directories are.
 const (
 	ConfigFile         = "/etc/puppet/hiera.yaml"

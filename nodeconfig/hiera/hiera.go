@@ -31,13 +31,13 @@ import (
 // Name is the program's name, in its messages.
 const Name = "40-hiera-datafiles"
 
-// DataDir is where the files go, under $HIERA_ROOT.
+// DataDir is where the files go, under $NODECONFIG_ROOT.
 const DataDir = "/etc/puppet/hieradata"
 
 // RootVar prefixes every path the program reads or writes (the data
 // directory, os-collect-config's list of metadata files, the fallback
 // metadata); tests point it at a temporary directory.
-const RootVar = "HIERA_ROOT"
+const RootVar = "NODECONFIG_ROOT"
 
 // Env is the world the program runs in.
 type Env struct {

@@ -58,7 +58,7 @@ type result struct {
 	stdout, stderr string
 }
 
-// runOurs runs the program on the case with HIERA_ROOT at root.
+// runOurs runs the program on the case with NODECONFIG_ROOT at root.
 func runOurs(t *testing.T, name, root string) result {
 	t.Helper()
 	prepare(t, name, filepath.Join(root, "etc/puppet"))

@@ -7,7 +7,7 @@
 // link (safedefaults.go), so the node can still reach the undercloud.
 //
 // The commands (os-net-config, ip, ping) are looked up on $PATH; every
-// path is under $OS_NET_CONFIG_ROOT, so tests run recording fakes on a
+// path is under $NODECONFIG_ROOT, so tests run recording fakes on a
 // fake /sys/class/net.
 package netconfig
 
@@ -34,9 +34,9 @@ import (
 const Name = "20-os-net-config"
 
 // RootVar prefixes every path the program reads or writes.
-const RootVar = "OS_NET_CONFIG_ROOT"
+const RootVar = "NODECONFIG_ROOT"
 
-// Paths, under $OS_NET_CONFIG_ROOT.
+// Paths, under $NODECONFIG_ROOT.
 const (
 	ElementConfig = "/etc/os-net-config/element_config.json"
 	SafeDefaults  = "/etc/os-net-config/dhcp_all_interfaces.yaml"
