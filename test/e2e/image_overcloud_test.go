@@ -24,8 +24,11 @@ func overcloud(t *testing.T, rootfs string) {
 	st := imageStack(t, "create", name, "--replace", "--transport", PollServerHeat, "--signal", HeatSignal,
 		"--structured-signal", HeatSignal, "--overcloud", "--greeting", "hello")
 	seed := map[string]string{
-		occConf:                                  bootConf(t, st),
-		"/etc/sysconfig/network":                 "NETWORKING=yes\n",
+		occConf:                  bootConf(t, st),
+		"/etc/sysconfig/network": "NETWORKING=yes\n",
+		// A node's FQDN, as cloud-init writes it (chef's hook asks
+		// hostname -f); 51-hosts must keep it.
+		"/etc/hosts":                             "127.0.0.1 localhost\n127.0.1.1 occ-lab.e2e.example occ-lab\n",
 		"/etc/cloud/templates/hosts.debian.tmpl": "127.0.0.1 {{fqdn}} {{hostname}}\n",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,7 +82,7 @@ func overcloudFiles(t *testing.T, m *machine) {
 		"/etc/sysctl.d/net.ipv4.ip_forward.conf":   {"net.ipv4.ip_forward = 1"},
 		"/etc/sysctl.d/vm.swappiness.conf":         {"vm.swappiness = 10"},
 		"/etc/puppet/hieradata/e2e-overcloud.yaml": {"e2e::raw: from raw_data", "e2e::mapped: from mapped_data", "e2e::oac: from oac_data"},
-		"/etc/hosts":                             {"# HEAT_HOSTS_START", "192.0.2.11 e2e-cmp-0.example.com e2e-cmp-0", "# HEAT_HOSTS_END"},
+		"/etc/hosts":                             {"127.0.1.1 occ-lab.e2e.example occ-lab\n", "# HEAT_HOSTS_START", "192.0.2.11 e2e-cmp-0.example.com e2e-cmp-0", "# HEAT_HOSTS_END"},
 		"/etc/cloud/templates/hosts.debian.tmpl": {"127.0.0.1 {{fqdn}} {{hostname}}", "192.0.2.10 e2e-ctl-0.example.com e2e-ctl-0"},
 		"/etc/os-net-config/element_config.json": {`"e2e0"`},
 		"/etc/sysconfig/network":                 {"GATEWAYDEV=e2e0"},
