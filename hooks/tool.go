@@ -184,3 +184,10 @@ func lookPath(name string, env []string, dir string) (string, bool) {
 	}
 	return "", false
 }
+
+// Installed says whether name (a path, or a program looked up in env's
+// PATH as a tool is) can be run.
+func Installed(env Env, name string) bool {
+	_, ok := lookPath(name, env.Environ, "")
+	return ok
+}

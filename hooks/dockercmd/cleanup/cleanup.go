@@ -68,6 +68,13 @@ func Run(ctx context.Context, _ []string, env Env) error {
 		return nil
 	}
 	c := cleaner{dk: dockercmd.Docker{Cmd: henv.Setting(dockercmd.CmdVar, dockercmd.DefaultCmd), Env: henv}, log: log}
+	if !hooks.Installed(henv, c.dk.Cmd) {
+		// No container command, so no container to remove or rename. The
+		// package puts this script on every node; one that runs no
+		// docker-cmd deployment says nothing on each pass (the reference
+		// logged two warnings and its commands).
+		return nil
+	}
 	c.deleteMissing(ctx, ids)
 	c.rename(ctx)
 	if ctx.Err() != nil {

@@ -149,3 +149,19 @@ func TestLists(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, log)
 	}
 }
+
+// A node without the container command (most nodes that have the
+// package) has nothing to clean up, and says nothing.
+func TestNoContainerCommandIsQuiet(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "heat-config")
+	if err := os.WriteFile(list, []byte("["+deployment("x")+"]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	err := cleanup.Run(context.Background(), nil, cleanup.Env{Stderr: &stderr, Environ: []string{
+		"PATH=" + dir, dockercmd.CmdVar + "=docker", cleanup.ConfigVar + "=" + list}})
+	if err != nil || stderr.Len() != 0 {
+		t.Errorf("without docker: %v, log %q; want success and no log", err, stderr.String())
+	}
+}
