@@ -16,12 +16,12 @@ import (
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
 
-// ConfigVar names the deployments file (os-apply-config renders it).
+// The deployments file (os-apply-config renders it), and the project's
+// file, which docker-compose reads.
 const (
-	ConfigVar     = "HEAT_SHELL_CONFIG"
-	DefaultConfig = "/var/run/heat-config/heat-config"
-	// ComposeFile is the project's file, which docker-compose reads.
-	ComposeFile = "docker-compose.yml"
+	ConfigVar     = hooks.DeploymentsVar
+	DefaultConfig = hooks.DefaultDeployments
+	ComposeFile   = "docker-compose.yml"
 )
 
 // Configure is the element's configure.d script.
@@ -47,19 +47,9 @@ var Configure = hooks.Script{
 // nothing behind.
 func configure(ctx context.Context, env hooks.Env) error {
 	log := env.Logger()
-	confFile := env.Setting(ConfigVar, DefaultConfig)
 	dir := env.Setting(WorkingVar, DefaultWorking)
-	data, err := os.ReadFile(confFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		log.Error("No config file " + confFile)
-		return exitcode.With(exitcode.Failure, err)
-	} else if err != nil {
-		log.Error(err.Error())
-		return exitcode.With(exitcode.Failure, err)
-	}
-	list, err := deployment.List(data)
+	_, list, err := hooks.ReadDeployments(env)
 	if err != nil {
-		err = fmt.Errorf("%s: %w", confFile, err)
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}

@@ -21,8 +21,8 @@ import (
 const (
 	ManifestsVar     = "HEAT_KUBELET_MANIFESTS"
 	DefaultManifests = "/var/lib/heat-config/heat-config-kubelet/kubelet-manifests"
-	ConfigVar        = "HEAT_SHELL_CONFIG"
-	DefaultConfig    = "/var/run/heat-config/heat-config"
+	ConfigVar        = hooks.DeploymentsVar
+	DefaultConfig    = hooks.DefaultDeployments
 )
 
 // Configure is the element's configure.d script.
@@ -48,21 +48,14 @@ var Configure = hooks.Script{
 // nothing behind.
 func configure(ctx context.Context, env hooks.Env) error {
 	log := env.Logger()
-	confFile := env.Setting(ConfigVar, DefaultConfig)
 	dir := env.Setting(ManifestsVar, DefaultManifests)
-	data, err := os.ReadFile(confFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		log.Error("No config file " + confFile)
-		return exitcode.With(exitcode.Failure, err)
-	} else if err != nil {
-		log.Error(err.Error())
-		return exitcode.With(exitcode.Failure, err)
-	}
-	list, err := deployment.List(data)
+	_, list, err := hooks.ReadDeployments(env)
 	if err != nil {
-		// The reference went on with no deployments, which stopped
-		// every pod; a broken file is not the end of every deployment.
-		err = fmt.Errorf("%s: %w; the manifests are left as they are", confFile, err)
+		if !errors.Is(err, fs.ErrNotExist) {
+			// The reference went on with no deployments, which stopped
+			// every pod; a broken file is not the end of every deployment.
+			err = fmt.Errorf("%w; the manifests are left as they are", err)
+		}
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}

@@ -30,8 +30,8 @@ const Name = "50-heat-config-docker-cmd"
 
 // ConfigVar names the deployments list, as for 55-heat-config.
 const (
-	ConfigVar     = "HEAT_SHELL_CONFIG"
-	DefaultConfig = "/var/run/heat-config/heat-config"
+	ConfigVar     = hooks.DeploymentsVar
+	DefaultConfig = hooks.DefaultDeployments
 )
 
 // Env is the world the program runs in.
