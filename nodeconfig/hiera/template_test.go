@@ -1,17 +1,9 @@
 package hiera
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
-	"github.com/tripleo-go/agent/applyconfig"
-	"github.com/tripleo-go/agent/applyconfig/control"
+	"github.com/tripleo-go/agent/nodeconfig/nodeconfigtest"
 )
 
 // The element's os-apply-config template renders the same bytes, with
@@ -19,58 +11,11 @@ import (
 // os-apply-config 12.0.0 (skipped when it is not installed, unless
 // REQUIRE_REAL_TOOLS=1).
 func TestTemplateRendersAsTheReference(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the Python os-apply-config (seconds)")
-	}
-	const python = "/usr/bin/os-apply-config"
-	if _, err := os.Stat(python); err != nil {
-		if os.Getenv("REQUIRE_REAL_TOOLS") == "1" {
-			t.Fatalf("%s: %v", python, err)
-		}
-		t.Skip("Debian's python3-os-apply-config is not installed")
-	}
-	templates, _ := filepath.Abs("../../elements/hiera/os-apply-config")
-	for name, md := range map[string]string{
+	nodeconfigtest.SameRenders(t, "../../elements/hiera/os-apply-config", map[string]string{
 		"hierarchy":    `{"hiera": {"hierarchy": ["heat_config_%{::deploy_config_name}", "controller", "common", "a&b <c> \"d\" 'e'"]}}`,
 		"empty list":   `{"hiera": {"hierarchy": []}}`,
 		"no hierarchy": `{"hiera": {"datafiles": {"common": {"raw_data": "a: 1"}}}}`,
 		"numbers":      `{"hiera": {"hierarchy": [1, 2.5, true, null, "caf\u00e9"]}}`,
 		"no hiera":     `{"other": 1}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			mdPath := filepath.Join(t.TempDir(), "md.json")
-			os.WriteFile(mdPath, []byte(md), 0o644)
-			ref, ours := t.TempDir(), t.TempDir()
-			cmd := exec.Command(python, "-t", templates, "-o", ref, "-m", mdPath)
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + t.TempDir()}
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("reference: %v %s", err, out)
-			}
-			var stdout, stderr bytes.Buffer
-			env := applyconfig.Env{Stdout: &stdout, Stderr: &stderr, Root: t.TempDir(), Accounts: control.SystemAccounts{},
-				LookupEnv: func(string) (string, bool) { return "", false }}
-			if err := applyconfig.Run(context.Background(), []string{"-t", templates, "-o", ours, "-m", mdPath}, env); err != nil {
-				t.Fatalf("ours: %v %s", err, stderr.String())
-			}
-			if got, want := listing(t, ours), listing(t, ref); got != want {
-				t.Errorf("ours:\n%s\nreference:\n%s", got, want)
-			}
-		})
-	}
-}
-
-// listing is every file under dir with its mode and bytes.
-func listing(t *testing.T, dir string) string {
-	var b bytes.Buffer
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		fi, _ := d.Info()
-		data, _ := os.ReadFile(path)
-		rel, _ := filepath.Rel(dir, path)
-		fmt.Fprintf(&b, "%s %04o %q\n", rel, fi.Mode().Perm(), data)
-		return nil
 	})
-	return b.String()
 }

@@ -48,7 +48,7 @@ var rules = []struct {
 	{"signal/*", []string{"signal", "heatconfig/deployment", "internal/..."}},
 	{"status", internal},
 	{"nodeconfig", []string{"applyconfig/metadata", "internal/..."}},
-	{"nodeconfig/nodeconfigtest", []string{"nodeconfig", "internal/..."}},
+	{"nodeconfig/nodeconfigtest", []string{"nodeconfig", "applyconfig", "applyconfig/control", "internal/..."}},
 	{"nodeconfig/*", []string{"nodeconfig", "applyconfig/metadata", "internal/..."}},
 	{"internal/...", internal},
 	{"systemd", nil},
