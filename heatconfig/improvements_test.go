@@ -308,7 +308,9 @@ func TestConcurrentRunsRunADeploymentOnce(t *testing.T) {
 // next deployments do not start, and the run says it was stopped.
 func TestStopSignalsTheRunningDeploymentAsFailed(t *testing.T) {
 	n := newNode(t)
-	n.hook("h", `touch "$NODE/started"; trap 'echo stopped >&2; exit 143' TERM; sleep 30 & wait`)
+	// The trap is set before the test is told the hook started: a
+	// TERM in between would kill the shell before its handler exists.
+	n.hook("h", `trap 'echo stopped >&2; exit 143' TERM; touch "$NODE/started"; sleep 30 & wait`)
 	n.deployments(dep("a", "h"), dep("b", "h"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -499,27 +499,33 @@ func TestNoGoroutineLeak(t *testing.T) {
 	}
 	stopped()
 	<-waited
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
 	tests := []struct {
 		name string
-		ctx  context.Context
-		spec Spec
-		left bool // the output is the pid of a process left running
+		// cancelAfter ends the run's context; each case starts its own
+		// clock, so a slow case before it cannot spend it.
+		cancelAfter time.Duration
+		spec        Spec
+		left        bool // the output is the pid of a process left running
 	}{
-		{"captured output and stdin", context.Background(),
+		{"captured output and stdin", 0,
 			Spec{Path: "cat", Stdin: strings.NewReader("hi"), Stdout: NewCapture(10, 10), Stderr: NewCapture(10, 10)}, false},
-		{"grandchild holds the pipe", context.Background(),
+		{"grandchild holds the pipe", 0,
 			Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "sleep 2 & echo $!"}, Stdout: NewCapture(10, 10), Grace: 200 * time.Millisecond}, true},
-		{"ctx ends", ctx,
+		{"ctx ends", 300 * time.Millisecond,
 			Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "echo x; sleep 100"}, Stdout: NewCapture(10, 10), Tick: 10 * time.Millisecond, OnTick: func() {}}, false},
-		{"timeout, KILL", context.Background(),
+		{"timeout, KILL", 0,
 			Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "trap '' TERM; sleep 100"}, Stdout: NewCapture(10, 10), Timeout: 200 * time.Millisecond, Grace: 100 * time.Millisecond}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tt.cancelAfter > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.cancelAfter)
+				defer cancel()
+			}
 			before := runtime.NumGoroutine()
-			_, err := Run(tt.ctx, tt.spec)
+			_, err := Run(ctx, tt.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
