@@ -30,6 +30,17 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 GO       ?= go
 BIN      := bin
+# Two modules joined by go.work: the agent (.) and its test bench (tools:
+# the benches, fleetsim with gonum/plot, the torture tests with go-fuse).
+# ./... stops at tools/go.mod, so the targets that build, vet or test
+# everything name both. The agent's own build (build, install, deb) is
+# GOWORK=off: its go.mod alone, nothing of the bench's.
+PKGS     := ./... ./tools/...
+AGENT_GO := GOWORK=off $(GO)
+# Workspace mode refuses -mod=mod (readonly, its default, is what it
+# does): dropped here so that a GOFLAGS=-mod=mod environment still runs.
+GOFLAGS  := $(filter-out -mod=mod,$(GOFLAGS))
+export GOFLAGS
 
 .PHONY: build deps test unit race bench heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short
 
@@ -48,7 +59,7 @@ LDFLAGS      := $(if $(VERSION),-X $(VERSION_PKG).Package=$(VERSION)) \
                 $(if $(GIT_MODIFIED),-X $(VERSION_PKG).Modified=true)
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags "$(strip $(LDFLAGS))" -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
+	CGO_ENABLED=0 $(AGENT_GO) build -trimpath -buildvcs=auto -ldflags "$(strip $(LDFLAGS))" -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
 	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
 
 # Installs the reference programs and a Go toolchain if missing (root).
@@ -62,10 +73,10 @@ deps:
 # installed (.ci/run installs it) and are skipped without it unless
 # REQUIRE_REFERENCE=1. Last, every fuzz target for a few seconds.
 test: build
-	$(GO) build ./...
-	$(GO) vet ./...
-	$(GO) test -count=1 -race -short ./...
-	$(GO) test -count=1 ./...
+	$(GO) build $(PKGS)
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -race -short $(PKGS)
+	$(GO) test -count=1 $(PKGS)
 	FUZZTIME=$(FUZZTIME_QUICK) GO="$(GO)" bash scripts/fuzz.sh
 
 # Every fuzz target (go test -fuzz) for FUZZTIME each, then everything
@@ -81,10 +92,10 @@ fuzz:
 # The unit tests alone, in seconds: -short skips the differential suites
 # and the tests that run the reference as an oracle.
 unit:
-	$(GO) test -count=1 -short ./...
+	$(GO) test -count=1 -short $(PKGS)
 
 race:
-	$(GO) test -count=1 -race -short ./...
+	$(GO) test -count=1 -race -short $(PKGS)
 
 # os-collect-config's unit under a real systemd, in a throw-away Debian 12
 # container (test/systemd; root; installs systemd-container and
@@ -107,8 +118,8 @@ e2e:
 image-test:
 	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -run 'TestImage' ./test/e2e/
 
-# The long mode of test/torture (make test runs a quick one): the
-# programs SIGKILLed, and the power cut (test/torture/lazyfs, a FUSE
+# The long mode of tools/torture (make test runs a quick one): the
+# programs SIGKILLed, and the power cut (tools/torture/lazyfs, a FUSE
 # filesystem that drops what was not synced), at random instants, then
 # run again: os-apply-config (bundled example, 1000-template corpus),
 # os-collect-config's pass, 55-heat-config, the whole chain; see
@@ -119,7 +130,7 @@ image-test:
 # during a render and a pass (make test tries 24).
 torture:
 	REQUIRE_TORTURE=1 TORTURE_KILLS=$${TORTURE_KILLS:-400} TORTURE_CUTS=$${TORTURE_CUTS:-400} \
-	  CHAOS_MINUTES=$${CHAOS_MINUTES:-10} $(GO) test -count=1 -v -timeout 120m ./test/torture/... ./test/chaos/
+	  CHAOS_MINUTES=$${CHAOS_MINUTES:-10} $(GO) test -count=1 -v -timeout 120m ./tools/torture/... ./test/chaos/
 	HOSTILE_DISK_STEPS=$${HOSTILE_DISK_STEPS:-1000} $(GO) test -count=1 -v -timeout 30m -run 'TestFullDiskSweep' ./test/hostile/
 
 # What a fleet costs the undercloud (docs/scale.md), the long mode:

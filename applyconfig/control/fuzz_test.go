@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // oacSeeds are control files: every key, the YAML 1.1 forms of a mode,

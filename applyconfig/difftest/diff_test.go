@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 var (

@@ -9,8 +9,8 @@ import (
 
 	"github.com/cbroglie/mustache"
 
-	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // mustacheSeeds are templates over the metadata `fixture` (or their own):

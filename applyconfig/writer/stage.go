@@ -93,7 +93,7 @@ func removeLeftovers(dir string) (removed []string) {
 // mtime is gone: no process has its PID; or the PID is this process's,
 // which sweeps before it stages anything; or the process with that PID
 // is a thread, or runs another program; or it started after the file
-// was written (the PID came back after a reboot). test/torture found the
+// was written (the PID came back after a reboot). tools/torture found the
 // second and third cases: after a kill or a power cut in a PID
 // namespace, the next os-apply-config, or one of its own threads, got
 // the dead writer's PID within milliseconds, too soon for ages to tell.

@@ -136,7 +136,7 @@ func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
 // After a power cut PIDs start again from 1: a staged file's PID may be
 // this run's own, a thread's, a process that runs another program, or
 // one that started after the file was written. All are leftovers; a
-// live writer's file (written after it started) is not (test/torture's
+// live writer's file (written after it started) is not (tools/torture's
 // kills and power cuts found the first three cases).
 func TestLeftoversOfWritersBeforeAReboot(t *testing.T) {
 	dir := t.TempDir()

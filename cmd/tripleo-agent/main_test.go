@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/hooks/all"
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // A daemon stopped by SIGTERM dies of it after stopping its command, as

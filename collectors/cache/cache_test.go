@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 const referencePython = "/usr/bin/python3"

@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tripleo-go/agent/internal/argparse"
-	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/secret"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // cliSeeds are command lines (one argument a line) for values.set():

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // iniSeeds are configuration files: sections, both separators,

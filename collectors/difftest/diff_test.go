@@ -4,7 +4,7 @@
 // the whole work directory afterwards (cache files with their modes and
 // bytes, the backup copy, what the command recorded).
 //
-// A case (../testdata/diff/*.txtar, the shared format of internal/difftest)
+// A case (../testdata/diff/*.txtar, the shared format of internal/testkit/difftest)
 // holds a steps.sh file, run with /bin/sh in the work dir with $OCC set to
 // the program under test and $W to the work dir. Steps echo what they want
 // compared; the command given with -c records OS_CONFIG_FILES into the
@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 const refBin = "/usr/bin/os-collect-config"

@@ -18,7 +18,7 @@ import (
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
-	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 )
 
 const password = "S3CRET-pw"

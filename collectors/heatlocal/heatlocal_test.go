@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 func TestAgainstReference(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 var docs = []string{

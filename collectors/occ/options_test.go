@@ -16,7 +16,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/heat"
 	"github.com/tripleo-go/agent/internal/agentstate"
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 type scenario struct {
@@ -257,7 +257,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 
 // Each pass replaces the backup copy of the cache whole, so the pass
 // record must live elsewhere: tripleo-agent-status would find none while
-// a pass runs (found by test/torture: /var/run is /run on Debian).
+// a pass runs (found by tools/torture: /var/run is /run on Debian).
 func TestStatusRecordIsNotInTheBackupDir(t *testing.T) {
 	cfg, err := Parse(nil, config.Env{Stdout: io.Discard, Root: t.TempDir(),
 		LookupEnv: func(string) (string, bool) { return "", false }})

@@ -232,7 +232,7 @@ func TestPassRecord(t *testing.T) {
 
 // A pass killed between a cache write and its rename leaves the staged
 // file (hidden, named after the program); the next pass removes it, and
-// nothing else (found by test/torture's kill trials: the staged files
+// nothing else (found by tools/torture's kill trials: the staged files
 // stayed for ever).
 func TestPassRemovesLeftovers(t *testing.T) {
 	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"x": 1}`)}}}

@@ -16,8 +16,8 @@ import (
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
-	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 )
 
 const password = "S3CRET-pw"

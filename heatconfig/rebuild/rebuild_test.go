@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // agent is our os-apply-config: the program reads the deployments

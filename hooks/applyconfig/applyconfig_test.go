@@ -10,7 +10,7 @@ import (
 
 	"github.com/tripleo-go/agent/hooks/applyconfig"
 	"github.com/tripleo-go/agent/hooks/hooktest"
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 func TestMain(m *testing.M) { hooktest.Main(m, applyconfig.Hook) }

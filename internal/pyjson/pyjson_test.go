@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // testdata/python-golden.jsonl holds, for each input, what Python 3.11's

@@ -35,7 +35,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 const (

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
-	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 	"github.com/tripleo-go/agent/signal/notify"
 )
 

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/difftest"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 	"github.com/tripleo-go/agent/signal"
 )
 

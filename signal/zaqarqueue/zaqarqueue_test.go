@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/heatapi"
 	"github.com/tripleo-go/agent/signal/zaqarqueue"

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,8 @@ var rules = []struct {
 	{"nodeconfig", []string{"applyconfig/metadata", "internal/..."}},
 	{"nodeconfig/nodeconfigtest", []string{"nodeconfig", "applyconfig", "applyconfig/control", "internal/..."}},
 	{"nodeconfig/*", []string{"nodeconfig", "applyconfig/metadata", "internal/..."}},
+	{"internal/testkit/fleet", []string{"collectors/occ", "internal/..."}},
+	{"internal/testkit/...", internal},
 	{"internal/...", internal},
 	{"systemd", nil},
 	{"tools/...", []string{"..."}},
@@ -106,6 +109,9 @@ func TestImportsGoOneWay(t *testing.T) {
 			t.Errorf("%s: no row in docs/architecture.md's import table (and in this test's rules)", pkg)
 			continue
 		}
+		for _, why := range benchLeaks(pkg, p) {
+			t.Error(why)
+		}
 		for _, imp := range p.Imports {
 			if !strings.HasPrefix(imp, module+"/") {
 				continue
@@ -126,4 +132,30 @@ func TestImportsGoOneWay(t *testing.T) {
 	if seen < 30 {
 		t.Fatalf("go list gave %d packages: not the whole module", seen)
 	}
+}
+
+// benchLeaks says where pkg reaches into the test bench. The agent's
+// module (everything outside tools/) builds alone, without go.work: none
+// of its packages, tests included, imports one of the tools module's
+// (gonum/plot, go-fuse). And the test kits (internal/testkit/...) serve
+// tests and the bench only: a package the agent is built from never
+// imports one, outside its _test.go files.
+func benchLeaks(pkg string, p listed) []string {
+	var out []string
+	bench := func(s string) bool { return matches("tools/...", s) || matches("test/...", s) }
+	for _, list := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+		for _, imp := range list {
+			dep, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			switch {
+			case matches("tools/...", dep) && !matches("tools/...", pkg):
+				out = append(out, pkg+" imports "+dep+" of the tools module: the agent's module must build without it (go.work)")
+			case matches("internal/testkit/...", dep) && !bench(pkg) && !matches("internal/testkit/...", pkg) && slices.Contains(p.Imports, imp):
+				out = append(out, pkg+" imports the test kit "+dep+" outside its tests")
+			}
+		}
+	}
+	return out
 }

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
-	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 )
 
 // transport is one of heat-config-notify's ways out.

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors/cfn"
-	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
-	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 )
 
 const (

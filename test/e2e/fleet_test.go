@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/tools/fleetsim/fleet"
-	"github.com/tripleo-go/agent/tools/fleetsim/procstat"
-	"github.com/tripleo-go/agent/tools/fleetsim/refagent"
+	"github.com/tripleo-go/agent/internal/testkit/fleet"
+	"github.com/tripleo-go/agent/internal/testkit/procstat"
+	"github.com/tripleo-go/agent/internal/testkit/refagent"
 )
 
 // TestFleet is the real services' side of tools/fleetsim (docs/scale.md):

@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
 // The programs the cases run, as links to the one binary.

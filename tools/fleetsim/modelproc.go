@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tripleo-go/agent/tools/fleetsim/model"
-	"github.com/tripleo-go/agent/tools/fleetsim/procstat"
+	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
+	"github.com/tripleo-go/agent/internal/testkit/procstat"
 )
 
 // modelMain is the model's process: it serves the document and the

@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tripleo-go/agent/tools/fleetsim/fleet"
-	"github.com/tripleo-go/agent/tools/fleetsim/model"
-	"github.com/tripleo-go/agent/tools/fleetsim/refagent"
-	"github.com/tripleo-go/agent/tools/fleetsim/stats"
+	"github.com/tripleo-go/agent/internal/testkit/fleet"
+	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
+	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
+	"github.com/tripleo-go/agent/internal/testkit/refagent"
 )
 
 // The timeline of a run, in polling intervals from the fleet's start:

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
 	"github.com/tripleo-go/agent/tools/fleetsim/report"
-	"github.com/tripleo-go/agent/tools/fleetsim/stats"
 )
 
 // writeReport leaves results.json, report.md (the tables docs/scale.md

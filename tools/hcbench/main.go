@@ -19,8 +19,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tripleo-go/agent/internal/benchkit"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
 
 type benchCase struct {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tripleo-go/agent/internal/benchkit"
+	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 	"io"
 	"os"
 	"os/exec"

@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.corpusTo != "" {
-		// For other harnesses (test/torture): the same corpus, no timing.
+		// For other harnesses (tools/torture): the same corpus, no timing.
 		paths, err := buildCorpus(cfg.seed).write(cfg.corpusTo)
 		if err != nil {
 			fmt.Fprintf(stderr, "oacbench: %v\n", err)

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"github.com/tripleo-go/agent/internal/benchkit"
+	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 	"io"
 	"text/tabwriter"
 )

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tripleo-go/agent/internal/benchkit"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
 
 // bigTargetRatio is the aim: a peak RSS about twice the input's

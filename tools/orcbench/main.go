@@ -16,7 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tripleo-go/agent/internal/benchkit"
+	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
 
 // targetRatio is the target: at least 5 times less wall time.

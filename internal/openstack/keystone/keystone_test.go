@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/httpclient"
-	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 )
 
 func newSession(t *testing.T) (*Session, *keystonetest.Server) {

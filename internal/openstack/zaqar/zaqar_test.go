@@ -12,7 +12,7 @@ import (
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
-	"github.com/tripleo-go/agent/internal/openstack/zaqar/zaqartest"
+	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 )
 
 func newQueue(t testing.TB) (*Queue, *zaqartest.Cloud) {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tripleo-go/agent/test/torture/lazyfs"
+	"github.com/tripleo-go/agent/tools/torture/lazyfs"
 )
 
 // heatScenario is 55-heat-config running ten script deployments (each

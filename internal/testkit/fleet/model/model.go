@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tripleo-go/agent/tools/fleetsim/stats"
+	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
 )
 
 // Outage modes.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/tripleo-go/agent/internal/openstack/keystone/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 )
 
 // Cloud serves Keystone under /identity/, Zaqar's HTTP API under /zaqar/

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/tools/fleetsim/model"
+	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
 )
 
 // A small fleet of real daemons against the model: every agent runs its

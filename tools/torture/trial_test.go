@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/test/torture/lazyfs"
+	"github.com/tripleo-go/agent/tools/torture/lazyfs"
 )
 
 // scenario is a run of the programs on a node that a fault interrupts,

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/internal/agentstate"
-	"github.com/tripleo-go/agent/test/torture/lazyfs"
+	"github.com/tripleo-go/agent/tools/torture/lazyfs"
 )
 
 // collectScenario is one os-collect-config --one-time pass over four

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/test/torture/lazyfs"
+	"github.com/tripleo-go/agent/tools/torture/lazyfs"
 )
 
 func TestMain(m *testing.M) {

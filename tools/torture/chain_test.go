@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/internal/agentstate"
-	"github.com/tripleo-go/agent/test/torture/lazyfs"
+	"github.com/tripleo-go/agent/tools/torture/lazyfs"
 )
 
 // chainScenario is a node's whole chain, as make install lays it out
