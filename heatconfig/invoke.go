@@ -17,6 +17,7 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/signal/all"
 )
 
 // runner runs the deployments of one heat-config run.
@@ -173,15 +174,7 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 }
 
 // transportOf is the deployment's signal transport, as Heat named it.
-func transportOf(d *deployment.Deployment) string {
-	if t, ok := d.InputString("deploy_signal_transport"); ok && t != "" {
-		return t
-	}
-	if _, ok := d.Input("deploy_signal_id"); ok {
-		return "CFN_SIGNAL"
-	}
-	return "NO_SIGNAL"
-}
+func transportOf(d *deployment.Deployment) string { return all.Transports.Name(d) }
 
 // statusOf is deploy_status_code as Heat reads it ("0" when absent).
 func statusOf(data pyjson.Value) string {

@@ -21,19 +21,30 @@ import (
 	"github.com/tripleo-go/agent/signal"
 )
 
-// post is a transport that POSTs the body to the request's URL, with a
+// post is a signal that sends the body to a URL with a method, with a
 // limit of its own (a big one lets a body outgrow the kernel's buffers).
-type post struct{ limit int }
+type post struct {
+	method, url string
+	limit       int
+}
 
-func (p post) Limit() int { return p.limit }
+func (p post) Kind() signal.Kind {
+	if p.method == http.MethodPut {
+		return "TEMP_URL_SIGNAL"
+	}
+	return "CFN_SIGNAL"
+}
+
+func (p post) Limit() int        { return p.limit }
+func (p post) Secrets() []string { return nil }
 
 func (p post) Send(ctx context.Context, r *signal.Request) error {
-	resp, err := r.HTTP.Deliver(ctx, r.Method, r.URL, http.Header{"Content-Type": {"application/json"}}, r.Body)
+	resp, err := r.HTTP.Deliver(ctx, p.method, p.url, http.Header{"Content-Type": {"application/json"}}, r.Body)
 	if err != nil {
 		return err
 	}
 	if resp.Status/100 != 2 {
-		return signal.NewHTTPError(r.Method, r.URL, resp)
+		return signal.NewHTTPError(p.method, p.url, resp)
 	}
 	return nil
 }
@@ -89,8 +100,8 @@ func TestEachRetryLogsOneLine(t *testing.T) {
 	}))
 	defer srv.Close()
 	l, log := newLog()
-	o := signal.Options{Log: log, Budget: time.Minute, Transports: signal.Transports{URL: post{limit: signal.MaxBody}}}
-	if err := signal.SendURL(context.Background(), "POST", srv.URL+"/sig?Signature=s3cr3t", pyjson.NewObject(0), o); err != nil {
+	o := signal.Options{Log: log, Budget: time.Minute}
+	if err := signal.SendTo(context.Background(), post{"POST", srv.URL + "/sig?Signature=s3cr3t", signal.MaxBody}, pyjson.NewObject(0), o); err != nil {
 		t.Fatal(err)
 	}
 	lines := l.retryLines()
@@ -145,9 +156,8 @@ func TestNoAttemptOutlivesTheBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, requests := hang(t)
 			l, log := newLog()
-			o := signal.Options{Log: log, Budget: time.Second, BudgetName: "THE_KNOB", HTTP: httpclient.Options{Timeout: tc.timeout},
-				Transports: signal.Transports{URL: post{limit: signal.MaxBody}}}
-			err := signal.SendURL(context.Background(), "PUT", srv.URL+"/sig", pyjson.NewObject(0), o)
+			o := signal.Options{Log: log, Budget: time.Second, BudgetName: "THE_KNOB", HTTP: httpclient.Options{Timeout: tc.timeout}}
+			err := signal.SendTo(context.Background(), post{"PUT", srv.URL + "/sig", signal.MaxBody}, pyjson.NewObject(0), o)
 			var be *signal.BudgetError
 			if !errors.As(err, &be) || !strings.Contains(err.Error(), "; retry budget of 1s (THE_KNOB) spent") {
 				t.Fatalf("got %v, want the budget spent", err)
@@ -241,12 +251,12 @@ func TestStopSendsNothingHalfSent(t *testing.T) {
 					wrote <- struct{}{}
 				}
 			}})
-			o := signal.Options{Log: log, Budget: time.Hour, Transports: signal.Transports{URL: post{limit: 1 << 30}}}
+			o := signal.Options{Log: log, Budget: time.Hour}
 			done := make(chan error, 1)
 			if tc.stopWhen == "" {
 				cancel()
 			}
-			go func() { done <- signal.SendURL(ctx, "POST", srv.URL+"/sig", tc.data, o) }()
+			go func() { done <- signal.SendTo(ctx, post{"POST", srv.URL + "/sig", 1 << 30}, tc.data, o) }()
 			switch tc.stopWhen {
 			case "headers":
 				<-headers

@@ -1,13 +1,15 @@
 // Package signal sends a software deployment's result back to Heat, as
-// heat-config-notify does: it reads from the deployment's derived inputs
-// which way the signal goes (a pre-signed URL, a Zaqar queue, the Heat
-// API, or none), serialises the data as Python's json.dumps does, trims
-// deploy_stdout and deploy_stderr from the start to fit the way's size
-// limit, and hands it to that way's Transport under one time budget.
+// heat-config-notify does: it asks its list of transports which way the
+// deployment's derived inputs send the signal (a pre-signed URL, a Zaqar
+// queue, the Heat API, or none), serialises the data as Python's
+// json.dumps does, trims deploy_stdout and deploy_stderr from the start
+// to fit the way's size limit, and hands it to that way's Sender under
+// one time budget.
 //
 // The transports are packages of their own (signal/presigned,
-// signal/zaqarqueue, signal/heatapi) that import this one, so a program
-// lists them, as data, in Options.Transports.
+// signal/zaqarqueue, signal/heatapi) that import this one, each a
+// Transport value; signal/all lists them, and a program passes that list
+// in Options.Transports.
 package signal
 
 import (
@@ -28,21 +30,11 @@ import (
 )
 
 // Kind is a way a signal leaves the node, named by Heat's
-// signal_transport values.
+// signal_transport values; each transport package names its own.
 type Kind string
 
-const (
-	// CFN is a POST to an EC2-signed heat-api-cfn URL.
-	CFN Kind = "CFN_SIGNAL"
-	// TempURL is a PUT to a Swift TempURL object that Heat polls.
-	TempURL Kind = "TEMP_URL_SIGNAL"
-	// Zaqar is a message posted to a queue that Heat pops.
-	Zaqar Kind = "ZAQAR_SIGNAL"
-	// Heat is a POST to the orchestration API's resource signal.
-	Heat Kind = "HEAT_SIGNAL"
-	// None is a deployment without signal inputs: nothing is sent.
-	None Kind = "NO_SIGNAL"
-)
+// None is a deployment without signal inputs: nothing is sent.
+const None Kind = "NO_SIGNAL"
 
 const (
 	// DefaultBudget bounds the retries of one Send: 5 minutes, well
@@ -76,51 +68,13 @@ type Options struct {
 	// BudgetName is the knob that sets Budget, quoted in the error when
 	// it runs out (heat-config-notify's environment variable).
 	BudgetName string
-	// Transports are the ways out.
+	// Transports are the ways out (signal/all's list).
 	Transports Transports
 }
 
-// Transport is one way out.
-type Transport interface {
-	// Limit is the largest body, in bytes, it may send.
-	Limit() int
-	// Send sends r. Its error says what the server answered, with
-	// secrets left out; it logs debug lines only.
-	Send(ctx context.Context, r *Request) error
-}
-
-// Transports are a program's ways out, by the inputs that select them.
-type Transports struct {
-	URL   Transport // deploy_signal_id: CFN and TempURL
-	Zaqar Transport // deploy_queue_id
-	Heat  Transport // deploy_auth_url
-}
-
-func (t Transports) of(k Kind) Transport {
-	switch k {
-	case CFN, TempURL:
-		return t.URL
-	case Zaqar:
-		return t.Zaqar
-	case Heat:
-		return t.Heat
-	}
-	return nil
-}
-
-// Request is one signal on its way out.
+// Request is what a Sender is given to send: the same for every way.
 type Request struct {
 	Kind Kind
-	// Method and URL are a URL signal's (deploy_signal_verb,
-	// deploy_signal_id).
-	Method, URL string
-	// Keystone is the session of the deployment's stack user, for Zaqar
-	// and Heat; Region is deploy_region_name ("" for any).
-	Keystone *keystone.Session
-	Region   string
-	// Queue is deploy_queue_id; StackID and Resource are
-	// deploy_stack_id and deploy_resource_name.
-	Queue, StackID, Resource string
 	// Body is the serialised signal data, trimmed to the Limit.
 	Body []byte
 	// HTTP makes the requests. Deadline is when retries stop (the
@@ -132,14 +86,16 @@ type Request struct {
 	progress *progress
 }
 
-// Authenticate gets r's Keystone session a token. It tries again, with
-// the HTTP policy's backoff (from 200 ms, doubling, jittered), until the
+// Authenticate gets the Keystone session s a token, through r's HTTP
+// policy, which s keeps for the requests after. It tries again, with the
+// HTTP policy's backoff (from 200 ms, doubling, jittered), until the
 // retry deadline, while Keystone's answers cannot be used (cut short,
 // garbled, an error page under 200): the HTTP policy retries only failed
 // requests and 5xx. A refusal or an unusable auth_url is final at once.
-func (r *Request) Authenticate(ctx context.Context) error {
+func (r *Request) Authenticate(ctx context.Context, s *keystone.Session) error {
+	s.HTTP = r.HTTP.Standard()
 	for attempt, base := 1, 200*time.Millisecond; ; attempt, base = attempt+1, min(2*base, maxWait) {
-		_, err := r.Keystone.Client(ctx)
+		_, err := s.Client(ctx)
 		wait := base/2 + rand.N(base/2+1)
 		if err == nil || keystone.Permanent(err) || ctx.Err() != nil || time.Now().Add(wait).After(r.Deadline) {
 			return err
@@ -147,7 +103,7 @@ func (r *Request) Authenticate(ctx context.Context) error {
 		if r.progress != nil {
 			r.progress.authRetry()
 		}
-		cause := secret.NewRedactor(r.Keystone.Creds.Password.Reveal()).Redact(err.Error())
+		cause := secret.NewRedactor(s.Creds.Password.Reveal()).Redact(err.Error())
 		r.Log.Warn(fmt.Sprintf("%s: Keystone's answer could not be used (attempt %d: %s); next try in %.1fs, %s left of the retry budget",
 			r.Kind, attempt, cause, wait.Seconds(), roundDuration(time.Until(r.Deadline))))
 		select {
@@ -158,48 +114,35 @@ func (r *Request) Authenticate(ctx context.Context) error {
 	}
 }
 
-// Route is the ways Send would take for d, in order; [None] when it has
-// no signal inputs. Malformed signal inputs are an error.
-func Route(d *deployment.Deployment) ([]Kind, error) {
-	reqs, err := plan(d)
-	if err != nil {
-		return nil, err
-	}
-	if len(reqs) == 0 {
-		return []Kind{None}, nil
-	}
-	kinds := make([]Kind, len(reqs))
-	for i, r := range reqs {
-		kinds[i] = r.Kind
-	}
-	return kinds, nil
-}
-
-// Send signals data for deployment d, as heat-config-notify does: to
-// deploy_signal_id if present; then to deploy_queue_id if present, else
-// through the Heat API if deploy_auth_url is. It returns the ways it
-// took, [None] (and nil) when there was none. Every way is tried even if
-// one failed; the error joins their failures.
+// Send signals data for deployment d, as heat-config-notify does: by each
+// way of o.Transports that claims d (signal/all's: a pre-signed URL; then
+// a Zaqar queue, else the Heat API). It returns the ways it took, [None]
+// (and nil) when there was none. Every way is tried even if one failed;
+// the error joins their failures. An empty o.Transports is an error, not
+// a deployment left unsignalled.
 func Send(ctx context.Context, d *deployment.Deployment, data pyjson.Value, o Options) ([]Kind, error) {
-	reqs, err := plan(d)
+	if len(o.Transports) == 0 {
+		return nil, errors.New("no signal transports in this program")
+	}
+	senders, err := o.Transports.Plan(d)
 	if err != nil {
 		return nil, err
 	}
-	if len(reqs) == 0 {
+	if len(senders) == 0 {
 		o.log().Debug("No signal inputs (NO_SIGNAL): nothing to send")
 		return []Kind{None}, nil
 	}
-	kinds := make([]Kind, len(reqs))
-	for i, r := range reqs {
-		kinds[i] = r.Kind
+	kinds := make([]Kind, len(senders))
+	for i, s := range senders {
+		kinds[i] = s.Kind()
 	}
-	return kinds, sendAll(ctx, reqs, data, o)
+	return kinds, sendAll(ctx, senders, data, o)
 }
 
-// SendURL signals data to a pre-signed URL with method (PUT, else POST)
-// under the same policy as a deploy_signal_id.
-func SendURL(ctx context.Context, method, url string, data pyjson.Value, o Options) error {
-	return sendAll(ctx, []*Request{urlRequest(url, method)}, data, o)
+// SendTo sends data by s under the same policy as a deployment's signal
+// (the legacy completion handles are pre-signed URLs of no deployment).
+func SendTo(ctx context.Context, s Sender, data pyjson.Value, o Options) error {
+	return sendAll(ctx, []Sender{s}, data, o)
 }
 
 func (o Options) log() *slog.Logger {
@@ -209,8 +152,8 @@ func (o Options) log() *slog.Logger {
 	return o.Log
 }
 
-// sendAll sends each request under one budget.
-func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options) error {
+// sendAll sends each signal under one budget.
+func sendAll(ctx context.Context, senders []Sender, data pyjson.Value, o Options) error {
 	ho := o.HTTP
 	if ho.Timeout <= 0 {
 		ho.Timeout = DefaultAttemptTimeout
@@ -246,26 +189,18 @@ func sendAll(ctx context.Context, reqs []*Request, data pyjson.Value, o Options)
 	p := &progress{log: o.log(), budget: budget}
 	ctx = p.watch(ctx)
 
-	red := redactor(reqs)
+	red := redactor(senders)
 	var errs []error
-	for _, r := range reqs {
+	for _, s := range senders {
+		r := &Request{Kind: s.Kind(), HTTP: client, Deadline: deadline, Log: o.log(), progress: p}
 		if parent.Err() != nil {
 			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
 		}
-		t := o.Transports.of(r.Kind)
-		if t == nil {
-			errs = append(errs, fmt.Errorf("%s: no transport for it in this program", r.Kind))
-			continue
-		}
-		if r.Keystone != nil {
-			r.Keystone.HTTP = client.Standard()
-		}
-		r.HTTP, r.Deadline, r.Log, r.progress = client, deadline, o.log(), p
-		body, cuts := Encode(data, t.Limit())
-		logTrim(o.log(), len(pyjson.Dumps(data)), len(body), t.Limit(), cuts)
+		body, cuts := Encode(data, s.Limit())
+		logTrim(o.log(), len(pyjson.Dumps(data)), len(body), s.Limit(), cuts)
 		r.Body = body
 		p.start(r.Kind)
-		err := t.Send(ctx, r)
+		err := s.Send(ctx, r)
 		switch {
 		case err == nil:
 			continue

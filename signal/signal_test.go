@@ -12,6 +12,9 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/signal"
+	"github.com/tripleo-go/agent/signal/heatapi"
+	"github.com/tripleo-go/agent/signal/presigned"
+	"github.com/tripleo-go/agent/signal/zaqarqueue"
 )
 
 // dep is a deployment with the given inputs, as name, value pairs of
@@ -32,73 +35,73 @@ func dep(t *testing.T, inputs ...string) *deployment.Deployment {
 var heatInputs = []string{"deploy_auth_url", `"http://ks/v3"`, "deploy_user_id", `"aaaa"`, "deploy_password", `"pa55word"`,
 	"deploy_project_id", `"bbbb"`, "deploy_stack_id", `"st/cccc"`, "deploy_resource_name", `"the_resource"`}
 
-func TestRoute(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		inputs []string
-		want   []signal.Kind
-		err    string
-	}{
-		{"signal id", []string{"deploy_signal_id", `"http://h/x"`}, []signal.Kind{signal.CFN}, ""},
-		{"signal id, PUT", []string{"deploy_signal_id", `"http://h/x"`, "deploy_signal_verb", `"PUT"`}, []signal.Kind{signal.TempURL}, ""},
-		{"signal id, put (not PUT)", []string{"deploy_signal_id", `"http://h/x"`, "deploy_signal_verb", `"put"`}, []signal.Kind{signal.CFN}, ""},
-		{"signal id, null verb", []string{"deploy_signal_id", `"http://h/x"`, "deploy_signal_verb", `null`}, []signal.Kind{signal.CFN}, ""},
-		{"heat", heatInputs, []signal.Kind{signal.Heat}, ""},
-		{"zaqar, with an auth url too", append([]string{"deploy_queue_id", `"q"`}, heatInputs...), []signal.Kind{signal.Zaqar}, ""},
-		{"signal id and heat: both, as the reference", append([]string{"deploy_signal_id", `"http://h/x"`}, heatInputs...), []signal.Kind{signal.CFN, signal.Heat}, ""},
-		{"no signal inputs", []string{"foo", `"bar"`, "deploy_signal_transport", `"NO_SIGNAL"`}, []signal.Kind{signal.None}, ""},
-		{"signal id not a string", []string{"deploy_signal_id", `null`}, nil, "deploy_signal_id input is not a string"},
-		{"heat without a user id", append(heatInputs[:2:2], heatInputs[4:]...), nil, "HEAT_SIGNAL: no deploy_user_id input"},
-		{"zaqar without credentials", []string{"deploy_queue_id", `"q"`}, nil, "ZAQAR_SIGNAL: no deploy_auth_url input"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := signal.Route(dep(t, tc.inputs...))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got %v %v, want %v", got, err, tc.want)
-			}
-		})
-	}
-}
-
-// fake is a transport that records what it is given.
+// fake is a way out that records the requests of the signals it
+// builds: it claims and builds as the real transport t, and sends
+// nothing, answering err.
 type fake struct {
+	t     signal.Transport
 	limit int
 	got   []*signal.Request
 	err   error
 }
 
-func (f *fake) Limit() int { return f.limit }
-func (f *fake) Send(_ context.Context, r *signal.Request) error {
-	f.got = append(f.got, r)
-	return f.err
+// way is the fake as a Transport.
+func (f *fake) way() signal.Transport {
+	w := f.t
+	w.Build = func(d *deployment.Deployment) (signal.Sender, error) {
+		s, err := f.t.Build(d)
+		if err != nil {
+			return nil, err
+		}
+		return &fakeSender{Sender: s, f: f}, nil
+	}
+	return w
 }
 
+// fakeSender is a real signal, with the fake's limit, sent to the fake.
+type fakeSender struct {
+	signal.Sender
+	f *fake
+}
+
+func (s *fakeSender) Limit() int { return s.f.limit }
+func (s *fakeSender) Send(_ context.Context, r *signal.Request) error {
+	s.f.got = append(s.f.got, r)
+	return s.f.err
+}
+
+// fakes are fakes of the real transports, and their list in all's order.
+func fakes(limits ...int) (url, zaqar, heat *fake, list signal.Transports) {
+	url, zaqar, heat = &fake{t: presigned.Transport}, &fake{t: zaqarqueue.Transport}, &fake{t: heatapi.Transport}
+	for i, f := range []*fake{url, zaqar, heat} {
+		f.limit = 1000
+		if i < len(limits) {
+			f.limit = limits[i]
+		}
+	}
+	return url, zaqar, heat, signal.Transports{url.way(), zaqar.way(), signal.Else(heat.way())}
+}
+
+// Each way gets the body trimmed to its own limit, and the HTTP policy.
+// (What each reads from the inputs is its package's test.)
 func TestSendHandsEachWayItsRequest(t *testing.T) {
-	url, zaqar, heat := &fake{limit: 1000}, &fake{limit: 1000}, &fake{limit: 100}
-	o := signal.Options{Transports: signal.Transports{URL: url, Zaqar: zaqar, Heat: heat}}
+	url, zaqar, heat, list := fakes(1000, 1000, 100)
+	o := signal.Options{Transports: list}
 	d := dep(t, append([]string{"deploy_signal_id", `"http://h/x?a=1"`, "deploy_signal_verb", `"PUT"`, "deploy_region_name", `"RegionOne"`}, heatInputs...)...)
 	data := pyjson.NewObject(1)
 	data.Set("deploy_stdout", strings.Repeat("x", 200))
 	kinds, err := signal.Send(context.Background(), d, data, o)
-	if err != nil || !reflect.DeepEqual(kinds, []signal.Kind{signal.TempURL, signal.Heat}) {
+	if err != nil || !reflect.DeepEqual(kinds, []signal.Kind{presigned.TempURL, heatapi.Kind}) {
 		t.Fatalf("%v %v", kinds, err)
 	}
 	if len(zaqar.got) != 0 || len(url.got) != 1 || len(heat.got) != 1 {
 		t.Fatalf("requests: url %d, zaqar %d, heat %d", len(url.got), len(zaqar.got), len(heat.got))
 	}
 	u, h := url.got[0], heat.got[0]
-	if u.Method != "PUT" || u.URL != "http://h/x?a=1" || len(u.Body) != 221 || u.HTTP == nil {
-		t.Errorf("URL request: %s %s, %d bytes", u.Method, u.URL, len(u.Body))
+	if u.Kind != presigned.TempURL || len(u.Body) != 221 || u.HTTP == nil || u.Log == nil || u.Deadline.IsZero() {
+		t.Errorf("URL request: %s, %d bytes", u.Kind, len(u.Body))
 	}
-	c := h.Keystone.Creds
-	if c.AuthURL != "http://ks/v3" || c.UserID != "aaaa" || c.ProjectID != "bbbb" || c.Password.Reveal() != "pa55word" ||
-		h.Region != "RegionOne" || h.StackID != "st/cccc" || h.Resource != "the_resource" || h.Keystone.HTTP == nil {
+	if h.Kind != heatapi.Kind || h.HTTP == nil {
 		t.Errorf("heat request: %+v", h)
 	}
 	if len(h.Body) > 100 {
@@ -107,17 +110,18 @@ func TestSendHandsEachWayItsRequest(t *testing.T) {
 }
 
 func TestSendNoSignal(t *testing.T) {
-	f := &fake{limit: 1000}
-	kinds, err := signal.Send(context.Background(), dep(t, "foo", `"bar"`), pyjson.NewObject(0),
-		signal.Options{Transports: signal.Transports{URL: f, Zaqar: f, Heat: f}})
-	if err != nil || !reflect.DeepEqual(kinds, []signal.Kind{signal.None}) || len(f.got) != 0 {
-		t.Fatalf("%v %v, %d sent", kinds, err, len(f.got))
+	url, zaqar, heat, list := fakes()
+	kinds, err := signal.Send(context.Background(), dep(t, "foo", `"bar"`), pyjson.NewObject(0), signal.Options{Transports: list})
+	if err != nil || !reflect.DeepEqual(kinds, []signal.Kind{signal.None}) || len(url.got)+len(zaqar.got)+len(heat.got) != 0 {
+		t.Fatalf("%v %v, %d sent", kinds, err, len(url.got)+len(zaqar.got)+len(heat.got))
 	}
 }
 
-func TestSendWithoutTheTransport(t *testing.T) {
+// A program that forgot its list of transports fails, rather than take
+// every deployment for a NO_SIGNAL one.
+func TestSendWithoutTransports(t *testing.T) {
 	_, err := signal.Send(context.Background(), dep(t, heatInputs...), pyjson.NewObject(0), signal.Options{})
-	if err == nil || !strings.Contains(err.Error(), "HEAT_SIGNAL: no transport") {
+	if err == nil || !strings.Contains(err.Error(), "no signal transports in this program") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -125,9 +129,10 @@ func TestSendWithoutTheTransport(t *testing.T) {
 // A server that echoes a secret does not get it into the error's message.
 func TestSendRedactsEchoedSecrets(t *testing.T) {
 	cause := errors.New("403: bad signature ab%2Bcd%3D for AKIDEXAMPLE, password pa55word")
-	url, heat := &fake{limit: 1000, err: cause}, &fake{limit: 1000, err: cause}
+	url, _, heat, list := fakes()
+	url.err, heat.err = cause, cause
 	d := dep(t, append([]string{"deploy_signal_id", `"http://h/x?Timestamp=2026-01-01T00%3A00%3A00Z&AWSAccessKeyId=AKIDEXAMPLE&Signature=ab%2Bcd%3D"`}, heatInputs...)...)
-	_, err := signal.Send(context.Background(), d, pyjson.NewObject(0), signal.Options{Transports: signal.Transports{URL: url, Heat: heat}})
+	_, err := signal.Send(context.Background(), d, pyjson.NewObject(0), signal.Options{Transports: list})
 	if err == nil || !errors.Is(err, cause) {
 		t.Fatalf("got %v, want it to wrap the cause", err)
 	}
@@ -141,11 +146,11 @@ func TestSendRedactsEchoedSecrets(t *testing.T) {
 // A trimmed body is said so, once per way, in a warning.
 func TestSendWarnsOfATrim(t *testing.T) {
 	var log strings.Builder
-	f := &fake{limit: 100}
+	f, _, _, list := fakes(100)
 	data := pyjson.NewObject(2)
 	data.Set("deploy_stdout", strings.Repeat("o", 150))
 	data.Set("deploy_stderr", strings.Repeat("e", 50))
-	o := signal.Options{Log: slog.New(slog.NewTextHandler(&log, nil)), Transports: signal.Transports{URL: f}}
+	o := signal.Options{Log: slog.New(slog.NewTextHandler(&log, nil)), Transports: list}
 	if _, err := signal.Send(context.Background(), dep(t, "deploy_signal_id", `"http://h/x"`), data, o); err != nil {
 		t.Fatal(err)
 	}

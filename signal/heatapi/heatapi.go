@@ -12,43 +12,83 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/secret"
 	"github.com/tripleo-go/agent/signal"
 )
 
-// Transport is the Heat API way out.
-type Transport struct{}
+// Kind is a POST to the orchestration API's resource signal.
+const Kind signal.Kind = "HEAT_SIGNAL"
+
+// Transport is the Heat API way out: a deployment with a deploy_auth_url
+// (the stack user's credentials, deploy_stack_id, deploy_resource_name).
+var Transport = signal.Transport{Claims: claims, Build: build}
+
+func claims(d *deployment.Deployment) bool {
+	_, ok := d.Input("deploy_auth_url")
+	return ok
+}
+
+func build(d *deployment.Deployment) (signal.Sender, error) {
+	session, region, err := signal.StackUser(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Kind, err)
+	}
+	res := &resource{session: session, region: region}
+	for _, in := range []struct {
+		name string
+		to   *string
+	}{{"deploy_stack_id", &res.stack}, {"deploy_resource_name", &res.name}} {
+		if *in.to, err = signal.StringInput(d, in.name); err != nil {
+			return nil, fmt.Errorf("%s: %w", Kind, err)
+		}
+	}
+	return res, nil
+}
+
+// resource is a signal to a deployment's resource, as its stack user.
+type resource struct {
+	session *keystone.Session
+	// region is deploy_region_name ("" for any); stack and name are
+	// deploy_stack_id and deploy_resource_name.
+	region, stack, name string
+}
+
+func (*resource) Kind() signal.Kind { return Kind }
 
 // Limit is signal.MaxBody, under heat-api's max_json_body_size.
-func (Transport) Limit() int { return signal.MaxBody }
+func (*resource) Limit() int { return signal.MaxBody }
+
+func (res *resource) Secrets() []string { return []string{res.session.Creds.Password.Reveal()} }
 
 // Send posts r.Body to
 // {endpoint}/stacks/{name}/{uuid}/resources/{deploy_resource_name}/signal,
 // as heatclient does. deploy_stack_id is "name/uuid" as Heat writes it,
 // used as it is, slash kept; a bare id (or name) is looked up first. The
 // resource name is quoted whole. A token refused once is replaced.
-func (Transport) Send(ctx context.Context, r *signal.Request) error {
-	if r.StackID == "" {
+func (res *resource) Send(ctx context.Context, r *signal.Request) error {
+	if res.stack == "" {
 		return errors.New("the deploy_stack_id input is empty")
 	}
-	if err := r.Authenticate(ctx); err != nil {
+	if err := r.Authenticate(ctx, res.session); err != nil {
 		return err
 	}
-	endpoint, err := r.Keystone.Endpoint("orchestration", r.Region)
+	endpoint, err := res.session.Endpoint("orchestration", res.region)
 	if err != nil {
 		return err
 	}
 	r.Log.Debug("Signalling to " + secret.RedactURL(endpoint))
 	base := strings.TrimRight(endpoint, "/")
-	stack := r.StackID
+	stack := res.stack
 	if !qualified(stack) {
-		if stack, err = lookup(ctx, r, base); err != nil {
-			return fmt.Errorf("looking up stack %q: %w", r.StackID, err)
+		if stack, err = res.lookup(ctx, r, base); err != nil {
+			return fmt.Errorf("looking up stack %q: %w", res.stack, err)
 		}
 	}
-	url := base + "/stacks/" + stack + "/resources/" + Quote(r.Resource) + "/signal"
-	resp, err := withToken(ctx, r, func(h http.Header) (*httpclient.Response, error) {
+	url := base + "/stacks/" + stack + "/resources/" + Quote(res.name) + "/signal"
+	resp, err := res.withToken(ctx, func(h http.Header) (*httpclient.Response, error) {
 		h.Set("Content-Type", "application/json")
 		return r.HTTP.Deliver(ctx, http.MethodPost, url, h, r.Body)
 	})

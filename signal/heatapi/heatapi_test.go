@@ -87,7 +87,7 @@ func (c *cloud) deployment(t *testing.T, region string) *deployment.Deployment {
 	return d
 }
 
-var opts = signal.Options{Budget: time.Second, Transports: signal.Transports{Heat: heatapi.Transport{}}}
+var opts = signal.Options{Budget: time.Second, Transports: signal.Transports{heatapi.Transport}}
 
 func data() pyjson.Value {
 	o := pyjson.NewObject(2)
@@ -103,7 +103,7 @@ func TestHeatSignal(t *testing.T) {
 		t.Run(region, func(t *testing.T) {
 			c := newCloud(t)
 			kinds, err := signal.Send(context.Background(), c.deployment(t, region), data(), opts)
-			if err != nil || len(kinds) != 1 || kinds[0] != signal.Heat {
+			if err != nil || len(kinds) != 1 || kinds[0] != heatapi.Kind {
 				t.Fatalf("%v %v", kinds, err)
 			}
 			if len(c.got) != 1 {

@@ -23,9 +23,9 @@ func qualified(stackID string) bool { return strings.Index(stackID, "/") > 0 }
 // The redirect is not followed: only its name/uuid is taken, and used
 // with the catalog's endpoint, whatever host the Location names (heat-api
 // behind a proxy often names its own), so the token goes nowhere else.
-func lookup(ctx context.Context, r *signal.Request, base string) (string, error) {
-	u := base + "/stacks/" + Quote(r.StackID)
-	resp, err := withToken(ctx, r, func(h http.Header) (*httpclient.Response, error) {
+func (res *resource) lookup(ctx context.Context, r *signal.Request, base string) (string, error) {
+	u := base + "/stacks/" + Quote(res.stack)
+	resp, err := res.withToken(ctx, func(h http.Header) (*httpclient.Response, error) {
 		return r.HTTP.Do(httpclient.WithoutRedirects(ctx), http.MethodGet, u, h, nil)
 	})
 	if err != nil {
@@ -41,7 +41,7 @@ func lookup(ctx context.Context, r *signal.Request, base string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("GET %s: HTTP %d: %w", secret.RedactURL(u), resp.Status, err)
 	}
-	r.Log.Debug(fmt.Sprintf("Stack %s is %s", r.StackID, path))
+	r.Log.Debug(fmt.Sprintf("Stack %s is %s", res.stack, path))
 	return path, nil
 }
 
@@ -75,9 +75,9 @@ func segment(s string) bool {
 
 // withToken makes a request with the session's token, and once more with
 // a new token if Heat refuses the first (401).
-func withToken(ctx context.Context, r *signal.Request, send func(http.Header) (*httpclient.Response, error)) (*httpclient.Response, error) {
+func (res *resource) withToken(ctx context.Context, send func(http.Header) (*httpclient.Response, error)) (*httpclient.Response, error) {
 	for attempt := 0; ; attempt++ {
-		token, err := r.Keystone.Token(ctx)
+		token, err := res.session.Token(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func withToken(ctx context.Context, r *signal.Request, send func(http.Header) (*
 			return nil, err
 		}
 		if resp.Status == http.StatusUnauthorized && attempt == 0 {
-			r.Keystone.Invalidate()
+			res.session.Invalidate()
 			continue
 		}
 		return resp, nil

@@ -21,9 +21,7 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/signal"
-	"github.com/tripleo-go/agent/signal/heatapi"
-	"github.com/tripleo-go/agent/signal/presigned"
-	"github.com/tripleo-go/agent/signal/zaqarqueue"
+	"github.com/tripleo-go/agent/signal/all"
 )
 
 // Name is the program's name, in its log lines.
@@ -49,9 +47,6 @@ func ProcessEnv() Env {
 	return Env{Stdin: os.Stdin, Stderr: os.Stderr, Environ: os.Environ()}
 }
 
-// transports are the program's ways out.
-var transports = signal.Transports{URL: presigned.Transport{}, Zaqar: zaqarqueue.Transport{}, Heat: heatapi.Transport{}}
-
 // Run runs heat-config-notify with args (the arguments after the
 // program's name): args[0] is the deployment file; more are ignored, as
 // the reference did.
@@ -74,7 +69,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(fmt.Sprintf("Cannot read config file: %v", err))
 		return exitcode.With(exitcode.Failure, err)
 	}
-	o := signal.Options{Log: log, Budget: budget(env, log), BudgetName: RetryTimeoutVar, Transports: transports}
+	o := signal.Options{Log: log, Budget: budget(env, log), BudgetName: RetryTimeoutVar, Transports: all.Transports}
 	kinds, err := signal.Send(ctx, d, data, o)
 	if err == nil {
 		return nil

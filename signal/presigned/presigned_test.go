@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/presigned"
@@ -81,8 +83,7 @@ var data = func() pyjson.Value {
 const wantBody = `{"foo": "bar \u00e9"}`
 
 func send(method, url string, budget time.Duration) error {
-	o := signal.Options{Budget: budget, Transports: signal.Transports{URL: presigned.Transport{}}}
-	return signal.SendURL(context.Background(), method, url, data, o)
+	return signal.SendTo(context.Background(), presigned.New(method, url), data, signal.Options{Budget: budget})
 }
 
 // §8: the URL goes out exactly as given, encoded query and all, with
@@ -167,10 +168,10 @@ func TestHangingServer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
 	defer srv.Close()
 	defer close(release)
-	o := signal.Options{Budget: 300 * time.Millisecond, Transports: signal.Transports{URL: presigned.Transport{}}}
+	o := signal.Options{Budget: 300 * time.Millisecond}
 	o.HTTP.Timeout = 200 * time.Millisecond
 	start := time.Now()
-	err := signal.SendURL(context.Background(), "POST", srv.URL, data, o)
+	err := signal.SendTo(context.Background(), presigned.New("POST", srv.URL), data, o)
 	if err == nil || time.Since(start) > 2*time.Second {
 		t.Fatalf("%v after %v", err, time.Since(start))
 	}
@@ -181,15 +182,19 @@ func TestHangingServer(t *testing.T) {
 func TestAuthTTLHint(t *testing.T) {
 	s := newServer(t, "401")
 	now := time.Date(2026, 1, 1, 0, 47, 0, 0, time.UTC)
-	o := signal.Options{Transports: signal.Transports{URL: presigned.Transport{Now: func() time.Time { return now }}}}
+	clocked := func(method, url string) *presigned.URL {
+		u := presigned.New(method, url)
+		u.Now = func() time.Time { return now }
+		return u
+	}
 	cfn := s.URL + "/v1/signal/arn%3Aopenstack%3Aheat%3A%3At%3Astacks/s/u/resources/r?Timestamp=2026-01-01T00%3A00%3A00Z&AWSAccessKeyId=k&Signature=sig"
-	err := signal.SendURL(context.Background(), "POST", cfn, data, o)
+	err := signal.SendTo(context.Background(), clocked("POST", cfn), data, signal.Options{})
 	want := "HTTP 401 Unauthorized: Unauthorized This server could not verify that you are authorized.; the signed URL may have outlived " +
 		"Keystone's [credential] auth_ttl (15 minutes by default): it was signed at 2026-01-01T00:00:00Z, 47m0s ago"
 	if err == nil || !strings.HasSuffix(err.Error(), want) || len(s.requests()) != 1 {
 		t.Fatalf("got %v after %d requests, want ...%s", err, len(s.requests()), want)
 	}
-	err = signal.SendURL(context.Background(), "PUT", s.URL+"/v1/AUTH_p/c/o?temp_url_sig=x&temp_url_expires=1", data, o)
+	err = signal.SendTo(context.Background(), clocked("PUT", s.URL+"/v1/AUTH_p/c/o?temp_url_sig=x&temp_url_expires=1"), data, signal.Options{})
 	if err == nil || strings.Contains(err.Error(), "auth_ttl") {
 		t.Fatalf("TempURL: %v", err)
 	}
@@ -218,5 +223,39 @@ func TestAnsweredSignalIsDoneWhateverTheBody(t *testing.T) {
 	defer mu.Unlock()
 	if n != 1 {
 		t.Fatalf("sent %d times", n)
+	}
+}
+
+// Build reads deploy_signal_id and deploy_signal_verb: a PUT only when
+// the verb is exactly that; the query's values but the harmless ones are
+// secrets, decoded and as written.
+func TestBuild(t *testing.T) {
+	for _, tc := range []struct {
+		verb, want string
+		kind       signal.Kind
+	}{{`"PUT"`, "PUT", presigned.TempURL}, {`"put"`, "POST", presigned.CFN}, {`null`, "POST", presigned.CFN}, {``, "POST", presigned.CFN}} {
+		s := newServer(t, "200")
+		verb := ""
+		if tc.verb != "" {
+			verb = `, {"name": "deploy_signal_verb", "value": ` + tc.verb + `}`
+		}
+		d, err := deployment.Parse([]byte(`{"id": "5555", "group": "script", "inputs": [
+			{"name": "deploy_signal_id", "value": "` + s.URL + `/x?Timestamp=t&Signature=ab%2Bc"}` + verb + `]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := presigned.Transport.Build(d)
+		if err != nil || u.Kind() != tc.kind {
+			t.Fatalf("%s: %v %v", tc.verb, u, err)
+		}
+		if sec := u.Secrets(); !slices.Contains(sec, "ab+c") || !slices.Contains(sec, "ab%2Bc") || slices.Contains(sec, "t") {
+			t.Errorf("secrets %q", sec)
+		}
+		if err := signal.SendTo(context.Background(), u, data, signal.Options{Budget: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.requests(); len(got) != 1 || got[0].Method != tc.want || got[0].RequestURI != "/x?Timestamp=t&Signature=ab%2Bc" {
+			t.Errorf("%s: got %+v", tc.verb, got)
+		}
 	}
 }

@@ -30,9 +30,8 @@ import (
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/secret"
 	"github.com/tripleo-go/agent/signal"
-	"github.com/tripleo-go/agent/signal/heatapi"
+	"github.com/tripleo-go/agent/signal/all"
 	"github.com/tripleo-go/agent/signal/presigned"
-	"github.com/tripleo-go/agent/signal/zaqarqueue"
 )
 
 // Env is the world the program runs in.
@@ -47,9 +46,6 @@ type Env struct {
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()} }
-
-// Transports are the ways out, as heat-config-notify's.
-var Transports = signal.Transports{URL: presigned.Transport{}, Zaqar: zaqarqueue.Transport{}, Heat: heatapi.Transport{}}
 
 // markerDir holds one empty file per signalled deployment id;
 // OS_APPLY_CONFIG_DEPLOYED overrides it (a tree installed under DESTDIR
@@ -71,7 +67,7 @@ func Run(ctx context.Context, _ []string, env Env) error {
 		Identifier: Name, Level: slog.LevelDebug,
 		Prefix: logging.PythonPrefix(Name),
 	})
-	opts := signal.Options{Log: log, Transports: Transports}
+	opts := signal.Options{Log: log, Transports: all.Transports}
 	if env.Signal != nil {
 		opts = *env.Signal
 		opts.Log = log
@@ -153,7 +149,7 @@ func (r *run) legacy(ctx context.Context) error {
 			continue
 		}
 		fmt.Fprintf(r.env.Stdout, "Signalling %s %s\n", h.key, secret.RedactURL(url))
-		if err := signal.SendURL(ctx, h.method, url, body, r.opts); err != nil {
+		if err := signal.SendTo(ctx, presigned.New(h.method, url), body, r.opts); err != nil {
 			r.failed(err, "handle", h.key)
 			errs = append(errs, fmt.Errorf("%s: %w", h.key, err))
 			if ctx.Err() != nil {
@@ -196,7 +192,7 @@ func (r *run) deployments(ctx context.Context) error {
 			r.log.Error(fmt.Sprintf("Skipping deployment %d %s: %v", i, deployment.Label(v), err))
 			continue
 		}
-		if d.Group() != group || !hasTransport(d) {
+		if d.Group() != group || !r.opts.Transports.Claim(d) {
 			continue
 		}
 		marker := filepath.Join(dir, d.ID())
@@ -221,17 +217,6 @@ func (r *run) deployments(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// hasTransport: the deployment carries a way to signal (NO_SIGNAL ones
-// carry none: Heat completed them already).
-func hasTransport(d *deployment.Deployment) bool {
-	for _, name := range []string{"deploy_signal_id", "deploy_queue_id", "deploy_auth_url"} {
-		if _, ok := d.Input(name); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // describe says where the signal goes, without credentials.

@@ -17,6 +17,7 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 	"github.com/tripleo-go/agent/signal"
+	"github.com/tripleo-go/agent/signal/all"
 )
 
 // agent is our os-apply-config, which the program reads keys with.
@@ -64,7 +65,7 @@ func newNode(t *testing.T, metadata map[string]any) *node {
 func (n *node) run() error {
 	n.stdout.Reset()
 	n.stderr.Reset()
-	opts := signal.Options{Budget: -1, Transports: Transports}
+	opts := signal.Options{Budget: -1, Transports: all.Transports}
 	return Run(context.Background(), nil, Env{Stdout: &n.stdout, Stderr: &n.stderr, Root: n.root, Signal: &opts,
 		Environ: []string{"PATH=" + agent.Dir(n.t), "OS_CONFIG_FILES=" + n.md}})
 }
@@ -220,7 +221,7 @@ func TestStopWhileRetryingSaysStopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := &cancelOn{text: "failed (attempt 1: HTTP 503 Service Unavailable); next try in 30.0s", cancel: cancel}
-	opts := signal.Options{Budget: time.Hour, Transports: Transports}
+	opts := signal.Options{Budget: time.Hour, Transports: all.Transports}
 	err := Run(ctx, nil, Env{Stdout: &n.stdout, Stderr: log, Root: n.root, Signal: &opts,
 		Environ: []string{"PATH=" + agent.Dir(t), "OS_CONFIG_FILES=" + n.md}})
 	stderr := log.buf.String()

@@ -6,11 +6,38 @@ package zaqarqueue
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
 	"github.com/tripleo-go/agent/signal"
 )
+
+// Kind is a message posted to a queue that Heat pops.
+const Kind signal.Kind = "ZAQAR_SIGNAL"
+
+// Transport is the Zaqar way out: a deployment with a deploy_queue_id
+// (and the stack user's credentials).
+var Transport = signal.Transport{Claims: claims, Build: build}
+
+func claims(d *deployment.Deployment) bool {
+	_, ok := d.Input("deploy_queue_id")
+	return ok
+}
+
+func build(d *deployment.Deployment) (signal.Sender, error) {
+	session, region, err := signal.StackUser(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Kind, err)
+	}
+	name, err := signal.StringInput(d, "deploy_queue_id")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Kind, err)
+	}
+	return &queue{session: session, region: region, name: name}, nil
+}
 
 // TTL is how long the message waits for Heat, as the reference.
 const TTL = 600 * time.Second
@@ -22,23 +49,30 @@ const MaxPost = 262144
 // envelope is what the post adds around the signal data.
 const envelope = len(`{"messages": [{"body": , "ttl": 600}]}`)
 
-// Transport is the Zaqar way out.
-type Transport struct{}
+// queue is a signal to a deployment's queue, as its stack user.
+type queue struct {
+	session      *keystone.Session
+	region, name string
+}
+
+func (*queue) Kind() signal.Kind { return Kind }
 
 // Limit keeps the post within Zaqar's default limit (the reference sent
 // the data whole, and a big one was refused).
-func (Transport) Limit() int { return MaxPost - envelope }
+func (*queue) Limit() int { return MaxPost - envelope }
 
-// Send posts r.Body to the queue r.Queue.
-func (Transport) Send(ctx context.Context, r *signal.Request) error {
-	r.Log.Debug("Signaling to queue " + r.Queue)
-	if err := r.Authenticate(ctx); err != nil {
+func (q *queue) Secrets() []string { return []string{q.session.Creds.Password.Reveal()} }
+
+// Send posts r.Body to the queue.
+func (q *queue) Send(ctx context.Context, r *signal.Request) error {
+	r.Log.Debug("Signaling to queue " + q.name)
+	if err := r.Authenticate(ctx, q.session); err != nil {
 		return err
 	}
-	q := &zaqar.Queue{Session: r.Keystone, Name: r.Queue, Region: r.Region, Client: r.HTTP, Log: r.Log}
-	if err := q.Post(ctx, r.Body, TTL); err != nil {
+	zq := &zaqar.Queue{Session: q.session, Name: q.name, Region: q.region, Client: r.HTTP, Log: r.Log}
+	if err := zq.Post(ctx, r.Body, TTL); err != nil {
 		return err
 	}
-	r.Log.Debug("Posted the signal to queue " + r.Queue)
+	r.Log.Debug("Posted the signal to queue " + q.name)
 	return nil
 }

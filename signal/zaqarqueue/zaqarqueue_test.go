@@ -39,7 +39,7 @@ func setup(t *testing.T) (*zaqartest.Cloud, *atomic.Int32, *deployment.Deploymen
 	return c, &heatHits, d
 }
 
-var opts = signal.Options{Budget: time.Second, Transports: signal.Transports{Zaqar: zaqarqueue.Transport{}, Heat: heatapi.Transport{}}}
+var opts = signal.Options{Budget: time.Second, Transports: signal.Transports{zaqarqueue.Transport, signal.Else(heatapi.Transport)}}
 
 // §3.2: one message, the signal data as its body, for 600 s, with a
 // Client-ID and the project (zaqartest refuses a post without them), and
@@ -50,7 +50,7 @@ func TestZaqarSignal(t *testing.T) {
 	data.Set("deploy_stdout", "\u00e9")
 	data.Set("deploy_status_code", pyjson.Int(0))
 	kinds, err := signal.Send(context.Background(), d, data, opts)
-	if err != nil || len(kinds) != 1 || kinds[0] != signal.Zaqar {
+	if err != nil || len(kinds) != 1 || kinds[0] != zaqarqueue.Kind {
 		t.Fatalf("%v %v", kinds, err)
 	}
 	posted := c.Posted()
