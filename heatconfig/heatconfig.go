@@ -16,11 +16,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
 	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
@@ -42,11 +42,6 @@ type Env struct {
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env { return Env{Stderr: os.Stderr, Environ: os.Environ()} }
-
-// DefaultHookTimeout is a hook's deadline unless HEAT_CONFIG_HOOK_TIMEOUT
-// says otherwise: os-collect-config's default command-timeout, so a
-// stuck hook fails its deployment before the command itself is killed.
-const DefaultHookTimeout = 4 * time.Hour
 
 // notifyTimeout bounds one heat-config-notify run; its own retries stop
 // well before.
@@ -72,7 +67,6 @@ func newConfig(env Env) (config, error) {
 		deployed:    get("HEAT_CONFIG_DEPLOYED", "/var/lib/heat-config/deployed"),
 		deployedOld: get("HEAT_CONFIG_DEPLOYED_OLD", "/var/run/heat-config/deployed"),
 		notify:      get("HEAT_CONFIG_NOTIFY", "heat-config-notify"),
-		hookTimeout: DefaultHookTimeout,
 	}
 	if c.notify == env.Root+"heat-config-notify" {
 		c.notify = "heat-config-notify" // a PATH lookup, not under Root
@@ -81,14 +75,9 @@ func newConfig(env Env) (config, error) {
 		c.hookDirs = append(c.hookDirs, h)
 	}
 	c.hookDirs = append(c.hookDirs, env.Root+"/usr/libexec/heat-config/hooks", env.Root+"/var/lib/heat-config/hooks")
-	if s, ok := environ.Lookup(env.Environ, "HEAT_CONFIG_HOOK_TIMEOUT"); ok && s != "" {
-		secs, err := strconv.ParseFloat(s, 64)
-		if err != nil || secs <= 0 {
-			return c, fmt.Errorf("HEAT_CONFIG_HOOK_TIMEOUT=%q: want a positive number of seconds", s)
-		}
-		c.hookTimeout = time.Duration(secs * float64(time.Second))
-	}
-	return c, nil
+	var err error
+	c.hookTimeout, err = deadline.Hook(env.Environ)
+	return c, err
 }
 
 // Run runs every deployment not yet deployed. It fails only when the

@@ -85,6 +85,28 @@ func TestHookDeadline(t *testing.T) {
 	}
 }
 
+// A hook that stops its tool at HEAT_CONFIG_HOOK_TIMEOUT, after the
+// tool's grace, reports its own result (124 and its note): 55-heat-config
+// waits past the hook's deadline, its grace and a slack before it kills
+// the hook. With equal deadlines the kill won the race and the hook's
+// note was lost.
+func TestHookOwnDeadlineResultWins(t *testing.T) {
+	n := newNode(t)
+	n.extraEnv = []string{"HEAT_CONFIG_HOOK_TIMEOUT=0.3"}
+	// As hooks.RunTool does: the tool runs to the deadline, then takes
+	// its grace (the node's, 200 ms) to stop; the hook then writes its
+	// result.
+	n.hook("h", `sleep 0.45; echo '{"deploy_stdout": "", "deploy_stderr": "tool timed out after 0.3 seconds (HEAT_CONFIG_HOOK_TIMEOUT) and was stopped", "deploy_status_code": 124}'`+"\n")
+	n.deployments(dep("a", "h"))
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	sig := signalOf(t, n, "a")
+	if field(sig, "deploy_status_code") != "124" || field(sig, "deploy_stderr") != "tool timed out after 0.3 seconds (HEAT_CONFIG_HOOK_TIMEOUT) and was stopped" {
+		t.Errorf("signal %s", pyjson.Dumps(sig))
+	}
+}
+
 // 100 MB on a hook's stdout passes through a bounded buffer: the signal
 // keeps the tail, and the run allocates a few MiB, not the output.
 func TestHookOutputIsBounded(t *testing.T) {
