@@ -18,9 +18,16 @@ import (
 // allowed, for tests). The reference has no deadline at all.
 const HookVar = "HEAT_CONFIG_HOOK_TIMEOUT"
 
-// DefaultHook is os-collect-config's default command-timeout (TripleO's
-// overcloud stack timeout): a hook stuck that long fails its deployment.
-const DefaultHook = 4 * time.Hour
+// DefaultCommand is os-collect-config's default command-timeout, the
+// deadline of one os-refresh-config run: TripleO's default overcloud
+// stack timeout, past which Heat has given up on what the command
+// applies.
+const DefaultCommand = 4 * time.Hour
+
+// DefaultHook is DefaultCommand: a hook stuck as long as the stack may
+// take fails its deployment. (A hook that started late in a run is
+// killed by the command's deadline first; both stay 4 h, as documented.)
+const DefaultHook = DefaultCommand
 
 // maxSlack bounds what Outer adds beyond the hook's grace.
 const maxSlack = 5 * time.Second
