@@ -62,7 +62,7 @@ func newConfig(env Env) (config, error) {
 		return env.Root + def
 	}
 	c := config{
-		shellConfig: get("HEAT_SHELL_CONFIG", "/var/run/heat-config/heat-config"),
+		shellConfig: get(deployment.ListVar, deployment.DefaultListFile),
 		deployed:    deployed.FromEnv(env.Environ, env.Root),
 		deployedOld: deployed.LegacyFromEnv(env.Environ, env.Root),
 		notify:      get("HEAT_CONFIG_NOTIFY", "heat-config-notify"),

@@ -2,6 +2,7 @@ package heatconfig
 
 import (
 	"github.com/tripleo-go/agent/heatconfig/deployed"
+	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/version"
@@ -23,7 +24,7 @@ func CLI() *argparse.Parser {
 			Synopsis: []string{"55-heat-config"},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: "HEAT_SHELL_CONFIG", Text: "The deployments file (default /var/run/heat-config/heat-config)."},
+					{Tag: deployment.ListVar, Text: "The deployments file (default " + deployment.DefaultListFile + ")."},
 					{Tag: deployed.DirVar, Text: "The state directory (default " + deployed.DefaultDir + ")."},
 					{Tag: deployed.LegacyVar, Text: "The legacy state directory, migrated (default " + deployed.LegacyDir + ")."},
 					{Tag: "HEAT_CONFIG_HOOKS", Text: "A directory searched for hooks before /usr/libexec/heat-config/hooks and /var/lib/heat-config/hooks."},
