@@ -9,18 +9,16 @@ package heatconfig
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
@@ -43,21 +41,17 @@ type Env struct {
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env { return Env{Stderr: os.Stderr, Environ: os.Environ()} }
 
-// DefaultHookTimeout is a hook's deadline unless HEAT_CONFIG_HOOK_TIMEOUT
-// says otherwise: os-collect-config's default command-timeout, so a
-// stuck hook fails its deployment before the command itself is killed.
-const DefaultHookTimeout = 4 * time.Hour
-
 // notifyTimeout bounds one heat-config-notify run; its own retries stop
 // well before.
 const notifyTimeout = 15 * time.Minute
 
 // config is where the program reads and writes, from the environment.
 type config struct {
-	shellConfig, deployed, deployedOld string
-	hookDirs                           []string
-	notify                             string
-	hookTimeout                        time.Duration
+	shellConfig           string
+	deployed, deployedOld deployed.Dir
+	hookDirs              []string
+	notify                string
+	hookTimeout           time.Duration
 }
 
 func newConfig(env Env) (config, error) {
@@ -68,11 +62,10 @@ func newConfig(env Env) (config, error) {
 		return env.Root + def
 	}
 	c := config{
-		shellConfig: get("HEAT_SHELL_CONFIG", "/var/run/heat-config/heat-config"),
-		deployed:    get("HEAT_CONFIG_DEPLOYED", "/var/lib/heat-config/deployed"),
-		deployedOld: get("HEAT_CONFIG_DEPLOYED_OLD", "/var/run/heat-config/deployed"),
+		shellConfig: get(deployment.ListVar, deployment.DefaultListFile),
+		deployed:    deployed.FromEnv(env.Environ, env.Root),
+		deployedOld: deployed.LegacyFromEnv(env.Environ, env.Root),
 		notify:      get("HEAT_CONFIG_NOTIFY", "heat-config-notify"),
-		hookTimeout: DefaultHookTimeout,
 	}
 	if c.notify == env.Root+"heat-config-notify" {
 		c.notify = "heat-config-notify" // a PATH lookup, not under Root
@@ -81,14 +74,9 @@ func newConfig(env Env) (config, error) {
 		c.hookDirs = append(c.hookDirs, h)
 	}
 	c.hookDirs = append(c.hookDirs, env.Root+"/usr/libexec/heat-config/hooks", env.Root+"/var/lib/heat-config/hooks")
-	if s, ok := environ.Lookup(env.Environ, "HEAT_CONFIG_HOOK_TIMEOUT"); ok && s != "" {
-		secs, err := strconv.ParseFloat(s, 64)
-		if err != nil || secs <= 0 {
-			return c, fmt.Errorf("HEAT_CONFIG_HOOK_TIMEOUT=%q: want a positive number of seconds", s)
-		}
-		c.hookTimeout = time.Duration(secs * float64(time.Second))
-	}
-	return c, nil
+	var err error
+	c.hookTimeout, err = deadline.Hook(env.Environ)
+	return c, err
 }
 
 // Run runs every deployment not yet deployed. It fails only when the
@@ -116,11 +104,24 @@ func Run(ctx context.Context, args []string, env Env) error {
 			log.Warn(fmt.Sprintf("Could not make %s private: %v", c.shellConfig, err))
 		}
 	}
-	if err := prepareDeployedDir(c, log); err != nil {
+	if err := c.deployed.Prepare(c.deployedOld, log); err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, nil)
 	}
-	removeLeftovers(c.deployed, log)
+	// One run at a time: a second one (an operator's beside the
+	// daemon's) waits, so its sweep cannot remove what this one stages.
+	lock, err := c.deployed.Lock(ctx, func() { log.Info("Waiting for another heat-config run to finish (" + c.deployed.String() + ")") })
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitcode.With(exitcode.Terminated, ctx.Err())
+		}
+		log.Error(err.Error())
+		return exitcode.With(exitcode.Failure, nil)
+	}
+	defer lock.Unlock()
+	for _, path := range c.deployed.Sweep() {
+		log.Info("Removed " + path + ", left by a run that did not finish")
+	}
 	data, err := os.ReadFile(c.shellConfig)
 	if err != nil {
 		log.Error(err.Error())
@@ -149,72 +150,6 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	if ctx.Err() != nil {
 		return exitcode.With(exitcode.Terminated, ctx.Err())
-	}
-	return nil
-}
-
-// prepareDeployedDir makes the state directory, moving the legacy one
-// (on tmpfs before 2016) into its place if it exists.
-func prepareDeployedDir(c config, log *slog.Logger) error {
-	if fi, err := os.Stat(c.deployed); err == nil && fi.IsDir() {
-		return nil
-	}
-	if c.deployed != c.deployedOld {
-		if fi, err := os.Stat(c.deployedOld); err == nil && fi.IsDir() {
-			log.Debug(fmt.Sprintf("Migrating deployed state from %s to %s", c.deployedOld, c.deployed))
-			return move(c.deployedOld, c.deployed)
-		}
-	}
-	if err := mkdirAllDurable(c.deployed, 0o700); err != nil {
-		return fmt.Errorf("creating the state directory: %w", err)
-	}
-	return nil
-}
-
-// move renames old to new, or copies its files across filesystems (/run
-// is a tmpfs) and removes it, as shutil.move does.
-func move(old, new string) error {
-	if err := mkdirAllDurable(filepath.Dir(new), 0o755); err != nil {
-		return err
-	}
-	err := os.Rename(old, new)
-	if err == nil {
-		// Both names, or a cut brings the old place back, or neither.
-		if err := syncDir(filepath.Dir(new)); err != nil {
-			return err
-		}
-		return syncDir(filepath.Dir(old))
-	}
-	if !errors.Is(err, errCrossDevice) {
-		return err
-	}
-	if err := copyFlat(old, new); err != nil {
-		return fmt.Errorf("migrating %s to %s: %w", old, new, err)
-	}
-	return os.RemoveAll(old)
-}
-
-// copyFlat copies the regular files of a flat directory, private (they
-// hold credentials), each synced before the old copy goes.
-func copyFlat(old, new string) error {
-	entries, err := os.ReadDir(old)
-	if err != nil {
-		return err
-	}
-	if err := mkdirAllDurable(new, 0o700); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(old, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := writeNew(filepath.Join(new, e.Name()), data); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
 	}
 	return nil
 }

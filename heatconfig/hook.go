@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
@@ -43,6 +45,15 @@ func noHook(group string, dirs []string) hookResult {
 	}
 }
 
+// hookGrace is the grace a hook gives its tools past their deadline, as
+// 55-heat-config gives the hook (proc's default unless a test sets it).
+func (r *runner) hookGrace() time.Duration {
+	if r.env.Grace > 0 {
+		return r.env.Grace
+	}
+	return proc.DefaultGrace
+}
+
 func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.Deployment, hook, statePath string) hookResult {
 	log.Debug(fmt.Sprintf("Running %s < %s", hook, statePath))
 	stdout, stderr := newStdoutCapture(), proc.NewCapture(stderrHead, outputTail)
@@ -50,7 +61,7 @@ func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.De
 		Path: hook, Args: []string{hook}, Env: r.env.Environ,
 		Stdin:  strings.NewReader(d.JSON()),
 		Stdout: stdout, Stderr: stderr,
-		Timeout: r.c.hookTimeout, Grace: r.env.Grace,
+		Timeout: deadline.Outer(r.c.hookTimeout, r.hookGrace()), Grace: r.env.Grace,
 	})
 	if err != nil {
 		// Not executable, or gone: the reference logged a traceback and

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
@@ -81,6 +82,28 @@ func TestHookDeadline(t *testing.T) {
 	sig := signalOf(t, n, "a")
 	if field(sig, "deploy_status_code") != "124" || !strings.Contains(field(sig, "deploy_stderr"), "timed out after 300ms") ||
 		field(sig, "deploy_stdout") != "started\n" {
+		t.Errorf("signal %s", pyjson.Dumps(sig))
+	}
+}
+
+// A hook that stops its tool at HEAT_CONFIG_HOOK_TIMEOUT, after the
+// tool's grace, reports its own result (124 and its note): 55-heat-config
+// waits past the hook's deadline, its grace and a slack before it kills
+// the hook. With equal deadlines the kill won the race and the hook's
+// note was lost.
+func TestHookOwnDeadlineResultWins(t *testing.T) {
+	n := newNode(t)
+	n.extraEnv = []string{"HEAT_CONFIG_HOOK_TIMEOUT=0.3"}
+	// As hooks.RunTool does: the tool runs to the deadline, then takes
+	// its grace (the node's, 200 ms) to stop; the hook then writes its
+	// result.
+	n.hook("h", `sleep 0.45; echo '{"deploy_stdout": "", "deploy_stderr": "tool timed out after 0.3 seconds (HEAT_CONFIG_HOOK_TIMEOUT) and was stopped", "deploy_status_code": 124}'`+"\n")
+	n.deployments(dep("a", "h"))
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	sig := signalOf(t, n, "a")
+	if field(sig, "deploy_status_code") != "124" || field(sig, "deploy_stderr") != "tool timed out after 0.3 seconds (HEAT_CONFIG_HOOK_TIMEOUT) and was stopped" {
 		t.Errorf("signal %s", pyjson.Dumps(sig))
 	}
 }
@@ -299,6 +322,49 @@ func TestConcurrentRunsRunADeploymentOnce(t *testing.T) {
 	wg.Wait()
 	if runs, _ := os.ReadFile(filepath.Join(n.dir, "runs")); string(runs) != "x\nx\nx\n" {
 		t.Errorf("hooks ran %d times for 3 deployments", strings.Count(string(runs), "x"))
+	}
+}
+
+// Two runs at once take turns on the state directory's lock: run B
+// waits while run A holds it, so B's sweep of what killed runs staged
+// cannot remove the file A is staging; once A is done, B goes on (and
+// would sweep a file A left, A being gone).
+func TestConcurrentRunWaitsAndSparesStagedFiles(t *testing.T) {
+	n := newNode(t)
+	n.hook("h", "true")
+	n.deployments(dep("a", "h"))
+	os.MkdirAll(n.deployed, 0o700)
+	lockA, err := deployed.Dir(n.deployed).Lock(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(n.deployed, ".b.json.123") // A, between its write and its link
+	os.WriteFile(staged, []byte("{"), 0o600)
+	ran := func() bool { _, ok := n.state("a.json"); return ok }
+	var logB strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		env := n.env()
+		env.Stderr = &logB
+		done <- Run(t.Context(), nil, env)
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("run B did not wait for A's lock: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if _, err := os.Stat(staged); err != nil {
+		t.Fatalf("run B removed run A's staged file while A held the lock: %v", err)
+	}
+	if ran() {
+		t.Error("run B ran a deployment while A held the lock")
+	}
+	lockA.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !ran() || !strings.Contains(logB.String(), "Waiting for another heat-config run") {
+		t.Errorf("run B after A: state of a %v, log %q", ran(), logB.String())
 	}
 }
 

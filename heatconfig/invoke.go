@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -55,13 +54,12 @@ func (r *runner) invoke(ctx context.Context, i int, v pyjson.Value) {
 		}
 		log = log.With("deployment_group", d.Group())
 	}
-	statePath := filepath.Join(r.c.deployed, d.ID()+".json")
-	inflight := filepath.Join(r.c.deployed, d.ID()+inflightSuffix)
-	if exists(statePath) && exists(inflight) {
-		r.recover(ctx, log, d, statePath, inflight)
+	statePath := r.c.deployed.State(d.ID())
+	if r.c.deployed.Deployed(d.ID()) && r.c.deployed.Interrupted(d.ID()) {
+		r.recover(ctx, log, d, statePath)
 		return
 	}
-	if exists(statePath) {
+	if r.c.deployed.Deployed(d.ID()) {
 		log.Warn("Skipping config " + d.ID() + ", already deployed")
 		log.Warn("To force-deploy, rm " + statePath)
 		return
@@ -74,22 +72,16 @@ func (r *runner) invoke(ctx context.Context, i int, v pyjson.Value) {
 	// attempted at most once per id, even if the hook fails or the node
 	// goes down meanwhile. The in-flight marker, before it and removed
 	// once the signal went, tells the next run that one did not finish.
-	os.Remove(inflight) // a run killed before it wrote the state file
-	if err := writeNew(inflight, nil); err != nil {
-		log.Error(fmt.Sprintf("Skipping deployment %s: writing %s: %v", deployment.Label(v), inflight, err))
-		return
-	}
-	if err := writeNew(statePath, []byte(d.Indented())); err != nil {
+	if err := r.c.deployed.Claim(d.ID(), []byte(d.Indented())); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			// the marker is the concurrent run's to remove
 			log.Warn("Skipping config " + d.ID() + ", already deployed by a concurrent run")
 			return
 		}
-		removeDurably(inflight)
-		log.Error(fmt.Sprintf("Skipping deployment %s: writing %s: %v", deployment.Label(v), statePath, err))
+		log.Error(fmt.Sprintf("Skipping deployment %s: %v", deployment.Label(v), err))
 		return
 	}
-	defer removeDurably(inflight)
+	defer r.c.deployed.Finish(d.ID())
 	var res hookResult
 	if !found {
 		log.Error(fmt.Sprintf("Skipping group %s with no hook script None", d.Group()))
@@ -126,8 +118,8 @@ func (r *runner) notify(ctx context.Context, log *slog.Logger, d *deployment.Dep
 }
 
 func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data pyjson.Value, timeout time.Duration, extraEnv ...string) {
-	notifyPath := filepath.Join(r.c.deployed, d.ID()+".notify.json")
-	if err := writeDebug(notifyPath, []byte(pyjson.DumpsIndent(data, 2))); err != nil {
+	notifyPath := r.c.deployed.Notify(d.ID())
+	if err := r.c.deployed.WriteNotify(d.ID(), []byte(pyjson.DumpsIndent(data, 2))); err != nil {
 		log.Warn(fmt.Sprintf("writing %s: %v", notifyPath, err))
 	}
 	log.Debug(fmt.Sprintf("Running %s %s < %s", r.c.notify, statePath, notifyPath))
@@ -146,7 +138,7 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 	defer func() {
 		// For `tripleo-agent status`; a failure to write it must not
 		// change what the deployment did.
-		if werr := agentstate.Write(filepath.Join(r.c.deployed, d.ID()+".signal.json"), rec); werr != nil {
+		if werr := r.c.deployed.WriteSignal(d.ID(), rec); werr != nil {
 			log.Warn(fmt.Sprintf("Could not write the signal record: %v", werr))
 		}
 	}()

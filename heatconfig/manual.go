@@ -1,7 +1,10 @@
 package heatconfig
 
 import (
+	"github.com/tripleo-go/agent/heatconfig/deployed"
+	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/argparse"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/version"
 )
 
@@ -21,11 +24,11 @@ func CLI() *argparse.Parser {
 			Synopsis: []string{"55-heat-config"},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: "HEAT_SHELL_CONFIG", Text: "The deployments file (default /var/run/heat-config/heat-config)."},
-					{Tag: "HEAT_CONFIG_DEPLOYED", Text: "The state directory (default /var/lib/heat-config/deployed)."},
-					{Tag: "HEAT_CONFIG_DEPLOYED_OLD", Text: "The legacy state directory, migrated (default /var/run/heat-config/deployed)."},
+					{Tag: deployment.ListVar, Text: "The deployments file (default " + deployment.DefaultListFile + ")."},
+					{Tag: deployed.DirVar, Text: "The state directory (default " + deployed.DefaultDir + ")."},
+					{Tag: deployed.LegacyVar, Text: "The legacy state directory, migrated (default " + deployed.LegacyDir + ")."},
 					{Tag: "HEAT_CONFIG_HOOKS", Text: "A directory searched for hooks before /usr/libexec/heat-config/hooks and /var/lib/heat-config/hooks."},
-					{Tag: "HEAT_CONFIG_HOOK_TIMEOUT", Text: "A hook's deadline in seconds (default 4 hours)."},
+					{Tag: deadline.HookVar, Text: "A hook's deadline in seconds (default 4 hours)."},
 					{Tag: "HEAT_CONFIG_NOTIFY", Text: "The program that signals Heat (default heat-config-notify)."},
 				}},
 				{Title: "Exit status", Paragraphs: []string{

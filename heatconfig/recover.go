@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
-// inflightSuffix names the marker of a deployment whose run has not
-// finished: created (and synced) before its state file, removed once its
-// signal went. The reference had none: a node killed or powered off while
-// a hook ran never ran that deployment again and never signalled it, and
-// the stack waited for its timeout.
-const inflightSuffix = ".inflight"
+// A deployment whose in-flight marker (see heatconfig/deployed) is there
+// did not finish its run. The reference had none: a node killed or
+// powered off while a hook ran never ran that deployment again and never
+// signalled it, and the stack waited for its timeout.
 
 // interruptedCode is the status code of a deployment whose run the agent
 // did not see to its end.
@@ -27,18 +24,17 @@ const interruptedCode = 137
 // it again (at most once per id): with its result if the hook had
 // finished (the signal data was written, the signal may not have gone),
 // else as failed.
-func (r *runner) recover(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath, inflight string) {
-	defer removeDurably(inflight)
+func (r *runner) recover(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string) {
+	defer r.c.deployed.Finish(d.ID())
 	// A run killed while it wrote the state file left it empty or cut:
 	// heat-config-notify reads the signal's address from it, and a later
 	// run takes it for the deployment. It is this deployment's document.
 	if b, err := os.ReadFile(statePath); err != nil || !bytes.Equal(b, []byte(d.Indented())) {
-		if err := replaceDurably(statePath, []byte(d.Indented())); err != nil {
+		if err := r.c.deployed.ReplaceState(d.ID(), []byte(d.Indented())); err != nil {
 			log.Error(fmt.Sprintf("rewriting %s: %v", statePath, err))
 		}
 	}
-	notifyPath := filepath.Join(r.c.deployed, d.ID()+".notify.json")
-	if b, err := os.ReadFile(notifyPath); err == nil {
+	if b, err := r.c.deployed.ReadNotify(d.ID()); err == nil {
 		if data, err := pyjson.Loads(b); err == nil {
 			log.Warn(fmt.Sprintf("Deployment %s finished but its run was cut short before its signal was sent: signalling its result", d.ID()))
 			r.notify(ctx, log, d, statePath, data)
@@ -49,12 +45,4 @@ func (r *runner) recover(ctx context.Context, log *slog.Logger, d *deployment.De
 	res := hookResult{code: interruptedCode,
 		stderr: []byte("heat-config: the run of this deployment was interrupted (the agent was killed or the node went down); it is not run again\n")}
 	r.notify(ctx, log, d, statePath, res.signalData())
-}
-
-// removeDurably removes a marker and makes its removal durable, so that a
-// power cut right after does not bring it back.
-func removeDurably(path string) {
-	if err := os.Remove(path); err == nil {
-		_ = syncDir(filepath.Dir(path))
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 )
 
 // A run cut short (SIGKILL, a power cut) leaves the deployment's
@@ -41,7 +43,7 @@ func TestInterruptedDeploymentIsSignalledNotRerun(t *testing.T) {
 			}
 			write("d1.json", "{}")
 			if c.marker {
-				write("d1"+inflightSuffix, "")
+				write("d1"+deployed.InflightSuffix, "")
 			}
 			if c.notifyJSON != "" {
 				write("d1.notify.json", c.notifyJSON)
@@ -52,7 +54,7 @@ func TestInterruptedDeploymentIsSignalledNotRerun(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(n.dir, "runs")); err == nil {
 				t.Errorf("the deployment ran again")
 			}
-			if _, err := os.Stat(filepath.Join(n.deployed, "d1"+inflightSuffix)); err == nil {
+			if _, err := os.Stat(filepath.Join(n.deployed, "d1"+deployed.InflightSuffix)); err == nil {
 				t.Errorf("the in-flight marker is still there")
 			}
 			if !c.wantSignal {
@@ -83,10 +85,10 @@ func TestInflightMarkerOnlyWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	during, _ := os.ReadFile(filepath.Join(n.dir, "during"))
-	if !strings.Contains(string(during), "d1"+inflightSuffix) || !strings.Contains(string(during), "d1.json") {
+	if !strings.Contains(string(during), "d1"+deployed.InflightSuffix) || !strings.Contains(string(during), "d1.json") {
 		t.Errorf("while the hook ran the state directory held %q, want the state file and the marker", during)
 	}
-	if _, err := os.Stat(filepath.Join(n.deployed, "d1"+inflightSuffix)); err == nil {
+	if _, err := os.Stat(filepath.Join(n.deployed, "d1"+deployed.InflightSuffix)); err == nil {
 		t.Errorf("the marker outlived the run")
 	}
 	if _, ok := n.notified()["d1"]; !ok {
@@ -106,7 +108,7 @@ func TestTornStateFileIsRewrittenBeforeItsSignal(t *testing.T) {
 			t.Fatal(err)
 		}
 		state := filepath.Join(n.deployed, "d1.json")
-		for path, body := range map[string]string{state: torn, filepath.Join(n.deployed, "d1"+inflightSuffix): ""} {
+		for path, body := range map[string]string{state: torn, filepath.Join(n.deployed, "d1"+deployed.InflightSuffix): ""} {
 			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -131,36 +133,6 @@ func TestTornStateFileIsRewrittenBeforeItsSignal(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(n.deployed, ".d1.json.*")); len(m) > 0 {
 			t.Errorf("torn %q: staged files left: %v", torn, m)
 		}
-	}
-}
-
-// The state directory that a node's first run makes survives a power cut
-// with the state files synced in it: each directory made is synced into
-// its parent (found by test/torture's power cuts: the whole directory
-// vanished and every deployment ran again).
-func TestStateDirectoryIsDurable(t *testing.T) {
-	var synced []string
-	defer func(orig func(string) error) { syncDir = orig }(syncDir)
-	syncDir = func(dir string) error {
-		synced = append(synced, dir)
-		return nil
-	}
-	n := newNode(t)
-	n.hook("script", "true")
-	n.deployments(dep("d1", "script"))
-	n.deployed = filepath.Join(n.dir, "var/lib/heat-config/deployed")
-	if err := n.run(); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{}
-	for _, d := range []string{"", "var", "var/lib", "var/lib/heat-config", "var/lib/heat-config/deployed"} {
-		want[filepath.Join(n.dir, d)] = true
-	}
-	for _, d := range synced {
-		delete(want, d)
-	}
-	if len(want) > 0 {
-		t.Errorf("directories whose new entries were not synced: %v (synced: %v)", want, synced)
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 // The deployments list that the hooks' configure.d scripts read, as
 // 55-heat-config reads it (os-apply-config renders it from the metadata).
 const (
-	DeploymentsVar     = "HEAT_SHELL_CONFIG"
-	DefaultDeployments = "/var/run/heat-config/heat-config"
+	DeploymentsVar     = deployment.ListVar
+	DefaultDeployments = deployment.DefaultListFile
 )
 
 // ReadDeployments reads the deployments list DeploymentsVar names and

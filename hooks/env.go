@@ -5,12 +5,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyos"
@@ -39,13 +39,11 @@ func ProcessEnv() Env {
 	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
 }
 
-// TimeoutVar names the tools' deadline, in seconds (a decimal fraction is
-// allowed, for tests).
-const TimeoutVar = "HEAT_CONFIG_HOOK_TIMEOUT"
+// TimeoutVar names the tools' deadline (internal/deadline owns it).
+const TimeoutVar = deadline.HookVar
 
-// DefaultTimeout is os-collect-config's default command-timeout: a tool
-// that runs longer than the whole refresh may is stopped.
-const DefaultTimeout = 4 * time.Hour
+// DefaultTimeout is the tools' deadline when TimeoutVar is unset.
+const DefaultTimeout = deadline.DefaultHook
 
 // Setting is the environment variable name, or def when it is unset or
 // empty. (The reference used an empty value as a path and crashed.)
@@ -57,20 +55,10 @@ func (env Env) Setting(name, def string) string {
 }
 
 // Timeout is the tools' deadline: $HEAT_CONFIG_HOOK_TIMEOUT seconds, or
-// DefaultTimeout when it is unset or not a positive number (then with a
-// warning, so a typo does not go unnoticed).
-func (env Env) Timeout() time.Duration {
-	v := strings.TrimSpace(environ.Get(env.Environ, TimeoutVar))
-	if v == "" {
-		return DefaultTimeout
-	}
-	s, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(s > 0) || s > math.MaxInt64/float64(time.Second) {
-		env.Logger().Warn(TimeoutVar + "=" + v + " is not a positive number of seconds; using " + formatSeconds(DefaultTimeout))
-		return DefaultTimeout
-	}
-	return time.Duration(s * float64(time.Second))
-}
+// DefaultTimeout when it is unset; an error naming it when it is not a
+// positive number of seconds (RunTool then runs nothing, as
+// 55-heat-config exits 1 on it).
+func (env Env) Timeout() (time.Duration, error) { return deadline.Hook(env.Environ) }
 
 func formatSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)

@@ -175,11 +175,14 @@ func TestSettingAndTimeout(t *testing.T) {
 		var log strings.Builder
 		env := hooks.Env{Environ: []string{hooks.TimeoutVar + "=" + tc.value}}
 		env.Log = hooktest.Logger(&log)
-		if got := env.Timeout().String(); got != tc.want {
+		got, err := env.Timeout()
+		if got.String() != tc.want {
 			t.Errorf("%s=%q: %s, want %s", hooks.TimeoutVar, tc.value, got, tc.want)
 		}
-		if bad := tc.want == "4h0m0s" && tc.value != ""; bad != strings.Contains(log.String(), "WARNING") {
-			t.Errorf("%q: warning %q", tc.value, log.String())
+		// A bad value is refused, as 55-heat-config refuses it (exit 1):
+		// the error names the variable and its value.
+		if bad := tc.want == "4h0m0s" && tc.value != ""; bad != (err != nil) || bad && !strings.Contains(err.Error(), hooks.TimeoutVar+`="`+tc.value+`"`) {
+			t.Errorf("%q: error %v", tc.value, err)
 		}
 	}
 }

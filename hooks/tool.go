@@ -96,7 +96,14 @@ func (env Env) RunTool(ctx context.Context, t Tool) Outcome {
 		o.Stderr = o.Note
 		return o
 	}
-	spec := proc.Spec{Path: path, Args: t.Argv, Env: toolEnv, Dir: t.Dir, Timeout: env.Timeout(), Grace: env.Grace}
+	timeout, err := env.Timeout()
+	if err != nil {
+		env.Logger().Error(err.Error())
+		o := Outcome{Status: exitcode.Failure, Note: name + " was not run: " + err.Error()}
+		o.Stderr = o.Note
+		return o
+	}
+	spec := proc.Spec{Path: path, Args: t.Argv, Env: toolEnv, Dir: t.Dir, Timeout: timeout, Grace: env.Grace}
 	var capOut, capErr *proc.Capture
 	if t.Stdout != nil {
 		spec.Stdout = t.Stdout

@@ -149,3 +149,22 @@ func TestRunToolKeepsTheTail(t *testing.T) {
 		t.Errorf("log %q", log.String())
 	}
 }
+
+// A HEAT_CONFIG_HOOK_TIMEOUT that is not a positive number runs no tool:
+// status 1, the error as the note and logged, as 55-heat-config exits 1
+// on it rather than guess a deadline.
+func TestRunToolBadTimeout(t *testing.T) {
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	tool := script(t, dir, "tool", "#!/bin/sh\ntouch "+ran+"\n", 0o755)
+	var log strings.Builder
+	env := toolEnv(&log, "PATH=/usr/bin:/bin", hooks.TimeoutVar+"=soon")
+	o := env.RunTool(context.Background(), hooks.Tool{Argv: []string{tool}})
+	want := tool + ` was not run: HEAT_CONFIG_HOOK_TIMEOUT="soon": want a positive number of seconds`
+	if o.Status != 1 || o.Ran || o.Stderr != want || !strings.Contains(log.String(), `HEAT_CONFIG_HOOK_TIMEOUT="soon"`) {
+		t.Errorf("outcome %+v, log %q\nwant stderr %q", o, log.String(), want)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the tool ran")
+	}
+}

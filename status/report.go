@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/agentstate"
 )
 
@@ -58,7 +59,7 @@ func gather(p paths) (*Report, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	ds, err := agentstate.ReadDeployments(p.deployed)
+	ds, err := deployed.ReadDeployments(p.deployed)
 	if err != nil {
 		return nil, err
 	}

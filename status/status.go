@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/environ"
@@ -154,12 +155,9 @@ func now(env Env) time.Time {
 type paths struct{ statusDir, deployed string }
 
 func pathsOf(env Env) paths {
-	p := paths{statusDir: env.Root + agentstate.DefaultDir, deployed: env.Root + agentstate.DefaultDeployedDir}
+	p := paths{statusDir: env.Root + agentstate.DefaultDir, deployed: deployed.FromEnv(env.Environ, env.Root).String()}
 	if d, ok := environ.Lookup(env.Environ, agentstate.DirVar); ok && d != "" {
 		p.statusDir = d
-	}
-	if d, ok := environ.Lookup(env.Environ, agentstate.DeployedVar); ok && d != "" {
-		p.deployed = d
 	}
 	return p
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/metrics"
 )
@@ -17,7 +18,7 @@ import (
 type metricsState struct {
 	lastCommand *agentstate.Command
 	seeded      bool
-	deployments agentstate.Reader
+	deployments deployed.Reader
 	// failing is the last error logged, so that a file that cannot be
 	// written warns once, not every pass.
 	failing string
@@ -58,10 +59,7 @@ func (r *runner) writeMetrics(rec *agentstate.Pass) {
 			}
 		}
 	}
-	dir, ok := r.env.lookup(agentstate.DeployedVar)
-	if !ok || dir == "" {
-		dir = agentstate.DefaultDeployedDir
-	}
+	dir := deployed.FromEnv(r.env.Environ, "").String()
 	var problem string
 	ds, err := r.metrics.deployments.Read(dir)
 	if err != nil {

@@ -48,7 +48,7 @@ func TestPassWritesMetrics(t *testing.T) {
 	os.Mkdir(deployed, 0o700)
 	os.WriteFile(filepath.Join(deployed, "d1.json"), []byte(`{"id": "d1", "name": "one", "group": "script"}`), 0o600)
 	agentstate.Write(filepath.Join(deployed, "d1.signal.json"), agentstate.Signal{Version: 1, StatusCode: "0", Transport: "CFN_SIGNAL", Result: "failed", NotifyExit: 1})
-	r.env.Environ = []string{agentstate.DeployedVar + "=" + deployed}
+	r.env.Environ = []string{"HEAT_CONFIG_DEPLOYED" + "=" + deployed}
 	r.env.StatusDir = filepath.Join(dir, "run")
 	r.cfg.MetricsFile = filepath.Join(dir, "prom", "tripleo-agent.prom")
 	os.Mkdir(filepath.Dir(r.cfg.MetricsFile), 0o755)
@@ -88,7 +88,7 @@ func TestPassWritesMetrics(t *testing.T) {
 func TestMetricsFileUnwritableWarnsOnce(t *testing.T) {
 	a := &fake{entries: []collectors.Entry{{Name: "a", Content: doc(`{"x": 1}`)}}}
 	r, dir := fakeRunner(t, map[string]*fake{"local": a}, "local")
-	r.env.Environ = []string{agentstate.DeployedVar + "=" + filepath.Join(dir, "deployed")}
+	r.env.Environ = []string{"HEAT_CONFIG_DEPLOYED" + "=" + filepath.Join(dir, "deployed")}
 	r.cfg.MetricsFile = filepath.Join(dir, "no-such-dir", "tripleo-agent.prom")
 	h := &records{}
 	r.log = slog.New(h)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/version"
 )
@@ -84,10 +85,9 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 		// Ours: with --one-time, give up after this many seconds (0:
 		// never), naming what the run was waiting for.
 		{Name: "one-time-timeout", NonNegative: true, Default: []string{"0"}, Help: "Ours: with --one-time, give up after this many seconds, naming what the run was waiting for, and exit 124 (0: never).", Into: &c.OneTimeTimeout},
-		// Ours: the command's deadline in seconds (0: none). Four hours
-		// is TripleO's default overcloud stack timeout: past it Heat has
-		// given up on the deployment the command is applying.
-		{Name: "command-timeout", NonNegative: true, Default: []string{"14400"}, Help: "Ours: the command's deadline in seconds (0: none). Past it the command gets SIGTERM, then SIGKILL, and its pass fails. The default, four hours, is TripleO's overcloud stack timeout.", Into: &c.CommandTimeout},
+		// Ours: the command's deadline in seconds (0: none); its default
+		// is internal/deadline's.
+		{Name: "command-timeout", NonNegative: true, Default: []string{fmt.Sprint(int64(deadline.DefaultCommand / time.Second))}, Help: "Ours: the command's deadline in seconds (0: none). Past it the command gets SIGTERM, then SIGKILL, and its pass fails. The default, four hours, is TripleO's overcloud stack timeout.", Into: &c.CommandTimeout},
 		// Ours: after each pass, write the metrics (docs/metrics.md) to
 		// this file for node_exporter's textfile collector ("": none).
 		{Name: "metrics-file", Help: "Ours: after each pass, write the agent's metrics (docs/metrics.md) to this file, in Prometheus's text format, for node_exporter's textfile collector (e.g. /var/lib/prometheus/node-exporter/tripleo-agent.prom). Empty: none.", Into: &c.MetricsFile},

@@ -124,6 +124,14 @@ func Load(path string) (*Deployment, error) {
 	return d, nil
 }
 
+// The deployments list file, which os-apply-config renders from the
+// metadata and 55-heat-config and the hooks' configure.d scripts read,
+// and the variable that overrides it.
+const (
+	ListVar         = "HEAT_SHELL_CONFIG"
+	DefaultListFile = "/var/run/heat-config/heat-config"
+)
+
 // List reads the deployments list (heat-config's input file): a JSON list
 // whose items are left undecoded into Deployments, so that one bad item
 // does not stop the others.

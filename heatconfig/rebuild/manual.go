@@ -1,6 +1,7 @@
 package rebuild
 
 import (
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/version"
 )
@@ -21,7 +22,7 @@ func CLI() *argparse.Parser {
 			Synopsis: []string{"heat-config-rebuild-deployed"},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: "HEAT_CONFIG_DEPLOYED", Text: "The state directory (default /var/lib/heat-config/deployed when it exists, else /var/run/heat-config/deployed)."},
+					{Tag: deployed.DirVar, Text: "The state directory (default " + deployed.DefaultDir + " when it exists, else " + deployed.LegacyDir + ")."},
 				}},
 				{Title: "Exit status", Paragraphs: []string{"0 when every deployment was marked; 1 otherwise."}},
 				{Title: "See also", Paragraphs: []string{"os-apply-config(1), heat-config-notify(1)"}},

@@ -8,16 +8,13 @@ package rebuild
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/proc"
 )
@@ -60,8 +57,8 @@ func Run(ctx context.Context, _ []string, env Env) error {
 		return exitcode.With(exitcode.Failure, fmt.Errorf("the deployments key: %w", err))
 	}
 	fmt.Fprintf(env.Stdout, "Found %d deployments.\n", len(list))
-	dir := deployedDir(env)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	dir := deployed.Existing(env.Environ, env.Root)
+	if err := os.MkdirAll(dir.String(), 0o700); err != nil {
 		return exitcode.With(exitcode.Failure, err)
 	}
 	failed := false
@@ -76,9 +73,8 @@ func Run(ctx context.Context, _ []string, env Env) error {
 			fmt.Fprintf(env.Stdout, "Skipping creating deployed file for deployment %s as it is group:%s\n", d.ID(), d.Group())
 			continue
 		}
-		path := filepath.Join(dir, d.ID()+".json")
-		fmt.Fprintf(env.Stdout, "Creating %s so that deployment will not be re-run\n", path)
-		if err := touch(path); err != nil {
+		fmt.Fprintf(env.Stdout, "Creating %s so that deployment will not be re-run\n", dir.State(d.ID()))
+		if err := dir.Touch(d.ID()); err != nil {
 			return exitcode.With(exitcode.Failure, err)
 		}
 	}
@@ -86,31 +82,4 @@ func Run(ctx context.Context, _ []string, env Env) error {
 		return exitcode.With(exitcode.Failure, nil)
 	}
 	return nil
-}
-
-// deployedDir is heat-config's state directory: HEAT_CONFIG_DEPLOYED,
-// else the current one if it exists, else the legacy one (heat-config
-// migrates it on its next run).
-func deployedDir(env Env) string {
-	if d, ok := environ.Lookup(env.Environ, "HEAT_CONFIG_DEPLOYED"); ok && d != "" {
-		return d
-	}
-	current := env.Root + "/var/lib/heat-config/deployed"
-	if _, err := os.Stat(current); err == nil {
-		return current
-	}
-	return env.Root + "/var/run/heat-config/deployed"
-}
-
-// touch creates path empty, leaving an existing file alone (heat-config
-// only looks at its existence).
-func touch(path string) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return f.Close()
 }

@@ -1,23 +1,6 @@
 package agentstate
 
-import (
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"time"
-
-	"github.com/tripleo-go/agent/internal/pyjson"
-)
-
-// DefaultDeployedDir is heat-config's state directory; DeployedVar (the
-// variable 55-heat-config reads) overrides it.
-const (
-	DefaultDeployedDir = "/var/lib/heat-config/deployed"
-	DeployedVar        = "HEAT_CONFIG_DEPLOYED"
-)
+import "time"
 
 // Deployment is one deployment heat-config ran, from its state file and
 // its signal record.
@@ -65,86 +48,9 @@ func (d Deployment) Outcome(last *Pass) string {
 	return Succeeded
 }
 
-// ReadDeployments reads heat-config's state directory: each <id>.json
-// with its <id>.signal.json, in the order they started. A missing
-// directory is no deployment; state files are read only for their name
-// and group (their inputs, credentials among them, go nowhere).
-func ReadDeployments(dir string) ([]Deployment, error) {
-	var r Reader
-	return r.Read(dir)
-}
-
-// Reader reads deployments as ReadDeployments does, for a daemon that
-// reads them after every pass: a state file is parsed again only when
-// its size or time changed (they are written once; TripleO's can be
-// megabytes), its small signal record every time.
-type Reader struct {
-	memo map[string]memo
-}
-
-type memo struct {
-	size        int64
-	mtime       time.Time
-	name, group string
-}
-
-// Read reads dir's deployments.
-func (r *Reader) Read(dir string) ([]Deployment, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	seen := make(map[string]memo, len(entries))
-	out := []Deployment{}
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasSuffix(id, ".notify") || strings.HasSuffix(id, ".signal") || strings.HasPrefix(id, ".") {
-			continue
-		}
-		d, m := r.readDeployment(dir, id)
-		seen[id] = m
-		out = append(out, d)
-	}
-	r.memo = seen
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
-	return out, nil
-}
-
-func (r *Reader) readDeployment(dir, id string) (Deployment, memo) {
-	st := Deployment{ID: id}
-	path := filepath.Join(dir, id+".json")
-	var m memo
-	if fi, err := os.Stat(path); err == nil {
-		st.Started = fi.ModTime()
-		m = memo{size: fi.Size(), mtime: fi.ModTime()}
-	}
-	if old, ok := r.memo[id]; ok && old.size == m.size && old.mtime.Equal(m.mtime) && !m.mtime.IsZero() {
-		m = old
-	} else if data, err := os.ReadFile(path); err == nil {
-		// An empty state file (heat-config-rebuild-deployed's) has no name.
-		if v, err := pyjson.Loads(data); err == nil {
-			if obj, ok := v.(*pyjson.Object); ok {
-				m.name, m.group = str(obj, "name"), str(obj, "group")
-			}
-		}
-	}
-	st.Name, st.Group = m.name, m.group
-	var sig Signal
-	if err := Read(filepath.Join(dir, id+".signal.json"), &sig); err == nil {
-		st.Signal = &sig
-	}
-	return st, m
-}
-
-func str(obj *pyjson.Object, key string) string {
-	v, _ := obj.Get(key)
-	s, _ := v.(string)
-	return s
-}
-
 // Latest is the latest deployment of each name (of each id when it has
 // none), in start order: a stack update that fixed a failed deployment
-// supersedes it. ds must be in start order, as ReadDeployments gives.
+// supersedes it. ds must be in start order, as the state directory's reader (heatconfig/deployed) gives.
 func Latest(ds []Deployment) []Deployment {
 	last := map[string]int{}
 	for i, d := range ds {

@@ -1,4 +1,4 @@
-package agentstate
+package deployed
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tripleo-go/agent/internal/agentstate"
 )
 
 // A state directory as a long-lived TripleO node has it: 200 deployments
@@ -19,7 +21,7 @@ func benchDir(b *testing.B) string {
 		id := fmt.Sprintf("%08d-0000-0000-0000-000000000000", i)
 		doc := fmt.Sprintf(`{"id": %q, "name": "deployment-%d", "group": "script", "config": %q, "inputs": []}`, id, i, config)
 		os.WriteFile(filepath.Join(dir, id+".json"), []byte(doc), 0o600)
-		Write(filepath.Join(dir, id+".signal.json"), Signal{Version: 1, StatusCode: "0", Transport: "CFN_SIGNAL", Result: "sent"})
+		agentstate.Write(Dir(dir).Signal(id), agentstate.Signal{Version: 1, StatusCode: "0", Transport: "CFN_SIGNAL", Result: "sent"})
 	}
 	return dir
 }
