@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/heatconfig/deployed"
 )
 
 // What the whole-chain tests (deploy_test.go) drive: a node running the
@@ -21,7 +23,7 @@ import (
 // Paths of the agent's state on a node (its real defaults).
 const (
 	occConf        = "/etc/os-collect-config.conf"
-	deployedDir    = "/var/lib/heat-config/deployed"
+	deployedDir    = deployed.DefaultDir
 	oacSignalled   = "/var/lib/os-apply-config-deployments/deployed" // 99-refresh-completed's markers
 	scriptRuns     = "/var/lib/e2e-node/script.runs"                 // written by the script deployment
 	puppetRuns     = "/var/lib/e2e-node/puppet.runs"                 // written by the puppet deployment
@@ -226,7 +228,7 @@ func (a *Agent) tail(n int) string {
 
 // NodeState is what the agent keeps on the node, to compare.
 type NodeState struct {
-	Deployed   []string // ids with a state file in /var/lib/heat-config/deployed
+	Deployed   []string // ids with a state file in deployedDir
 	Signalled  []string // os-apply-config deployments 99-refresh-completed signalled
 	ScriptRuns []string // a line per run of the script deployment: action greeting round
 	PuppetRuns int
