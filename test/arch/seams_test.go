@@ -62,10 +62,10 @@ func readSeams(t *testing.T) []seam {
 	return seams
 }
 
-// isKit tells a test kit: a package that only tests and tools import.
+// isKit tells a test kit: a package that only tests and tools import,
+// under internal/testkit or beside what it tests (hooks/hooktest).
 func isKit(pkg string) bool {
-	name := path.Base(pkg)
-	return strings.HasSuffix(name, "test") || strings.HasSuffix(name, "kit")
+	return matches("internal/testkit/...", pkg) || strings.HasSuffix(path.Base(pkg), "test")
 }
 
 // aside are the packages the seams do not bind: tests and tools.
