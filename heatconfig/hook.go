@@ -14,7 +14,7 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
 // Output bounds: a hook's result is one JSON object, normally small (the
@@ -139,4 +139,4 @@ func (h hookResult) signalData() pyjson.Value {
 
 // decode is bytes.decode("utf-8", "replace"), as the reference decodes
 // a hook's output.
-func decode(b []byte) string { return pyos.DecodeReplace(b) }
+func decode(b []byte) string { return pyutf8.DecodeReplace(b) }

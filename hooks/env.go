@@ -13,7 +13,7 @@ import (
 	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/proc"
 )
 
 // Env is what a hook gets from its process, so tests can give it
@@ -35,7 +35,7 @@ type Env struct {
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
-	pyos.CloseInheritedFDs() // tools get stdin, stdout and stderr only, as Python's children did
+	proc.CloseInheritedFDs() // tools get stdin, stdout and stderr only, as Python's children did
 	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
 }
 

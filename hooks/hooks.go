@@ -19,7 +19,6 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // Hook is one deployment group's hook, registered as data (hooks/all).
@@ -100,7 +99,7 @@ func readDeployment(r io.Reader, idOptional bool) (*deployment.Deployment, error
 	if len(data) > maxStdin {
 		return nil, fmt.Errorf("%w: more than %d bytes on stdin", deployment.ErrInvalid, maxStdin)
 	}
-	v, err := pyos.LoadsJSON(data)
+	v, err := pyjson.LoadsBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w on stdin: %v", deployment.ErrInvalid, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
 // decodeTail decodes the end of a longer stream: the continuation bytes
@@ -18,7 +18,7 @@ func decodeTail(b []byte, cut bool) string {
 			b = b[1:]
 		}
 	}
-	return pyos.DecodeReplace(b)
+	return pyutf8.DecodeReplace(b)
 }
 
 // universalNewlines is what Python's text-mode read() makes of line ends:
@@ -38,7 +38,7 @@ func ReadText(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return universalNewlines(pyos.DecodeReplace(b)), nil
+	return universalNewlines(pyutf8.DecodeReplace(b)), nil
 }
 
 // ReadTail is ReadText of at most the last limit bytes of a file (a

@@ -12,7 +12,7 @@ import (
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pyerr"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -121,7 +121,7 @@ func (env Env) RunTool(ctx context.Context, t Tool) Outcome {
 	if err := ctx.Err(); err != nil {
 		o = Outcome{Status: StatusTerminated, Terminated: true, Note: name + " was not run: the hook was stopped"}
 	} else if p, err := proc.Start(spec); err != nil {
-		o = Outcome{Status: StatusCannotRun, Note: pyos.ErrorString(err, path)}
+		o = Outcome{Status: StatusCannotRun, Note: pyerr.ErrorString(err, path)}
 		if errors.Is(err, fs.ErrNotExist) {
 			o.Status, o.NotFound = StatusNotFound, true
 		}

@@ -1,6 +1,6 @@
 // Package nodeconfig is what the node's own configure steps share (the
-// os-refresh-config scripts of the sysctl, network-gateway and hosts
-// elements): the world a step runs in, the metadata as os-apply-config
+// os-refresh-config scripts of the sysctl, network-gateway, hosts,
+// os-net-config and hiera elements): the world a step runs in, the metadata as os-apply-config
 // finds it, a file replaced whole, and a command run from PATH.
 package nodeconfig
 

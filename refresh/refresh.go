@@ -23,8 +23,8 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
+	"github.com/tripleo-go/agent/internal/pyerr"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/refresh/runparts"
 )
@@ -234,7 +234,7 @@ func describe(dir string, err error) string {
 	var f *runparts.Failure
 	switch {
 	case errors.As(err, &f) && f.Signal != 0:
-		return fmt.Sprintf("Command %s %s.", cmd, pyos.DiedWith(f.Signal))
+		return fmt.Sprintf("Command %s %s.", cmd, proc.DiedWith(f.Signal))
 	case errors.As(err, &f):
 		return fmt.Sprintf("Command %s returned non-zero exit status %d.", cmd, f.Status)
 	case errors.Is(err, runparts.ErrNotDir):
@@ -276,7 +276,7 @@ func (e *lockError) Error() string { return e.msg }
 func acquireLock(path string, now time.Time) (*proc.Lock, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 	if err != nil {
-		return nil, &lockError{msg: fmt.Sprintf("Could not open lock file %s. %s", path, pyos.ErrorString(err, path))}
+		return nil, &lockError{msg: fmt.Sprintf("Could not open lock file %s. %s", path, pyerr.ErrorString(err, path))}
 	}
 	lock, err := proc.TryLock(f)
 	if err != nil {

@@ -9,7 +9,6 @@ package status
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/agentstate"
-	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 )
@@ -49,48 +47,48 @@ const (
 	NoPass = 3
 )
 
-func newParser() *argparse.Parser {
-	return &argparse.Parser{
-		Prog:        "tripleo-agent-status",
-		Description: "Shows what os-collect-config's last pass and heat-config's deployments did.",
-		Options: []*argparse.Option{
-			{Names: []string{"--format"}, Kind: argparse.One, Metavar: "{text,json}", Help: "text for a person (default), or json (docs/status.md)"},
-			{Names: []string{"--wait"}, Kind: argparse.Flag, Help: "wait until this boot's first pass has ended"},
-			{Names: []string{"--timeout"}, Kind: argparse.One, Metavar: "SECONDS", Help: "how long --wait waits (default 3600)"},
-			{Names: []string{"--collect-logs"}, Kind: argparse.Flag, Help: "write a bug-report bundle, secrets redacted (docs/status.md)"},
-			{Names: []string{"-o", "--output"}, Kind: argparse.One, Metavar: "FILE", Help: "where --collect-logs writes (default " + DefaultBundle + ")"},
-		},
-	}
-}
-
 // Run prints the status; the exit status says whether all is well.
 func Run(ctx context.Context, args []string, env Env) error {
-	p := CLI()
-	res, err := p.Parse(args, env.Stdout)
-	if errors.Is(err, argparse.ErrHelp) {
-		return nil
-	}
+	cli := CLI()
 	usage := func(err error) error {
+		fmt.Fprintf(env.Stderr, "%s\n%s: error: %v\n", cli.usage(), cli.Prog, err)
+		return exitcode.With(exitcode.Usage, err)
+	}
+	usageLine := func(err error) error {
 		fmt.Fprintln(env.Stderr, err)
 		return exitcode.With(exitcode.Usage, err)
 	}
-	if err != nil {
+	res, err := cli.parse(args)
+	switch {
+	case err != nil:
 		return usage(err)
+	case res.help:
+		cli.WriteHelp(env.Stdout)
+		return nil
+	case res.version:
+		fmt.Fprintln(env.Stdout, cli.Version)
+		return nil
 	}
-	format := res.Value("--format", "text")
+	format := res.format
+	if !res.given["--format"] {
+		format = "text"
+	}
 	if format != "text" && format != "json" {
-		return usage(fmt.Errorf("tripleo-agent-status: --format: %q is not text or json", format))
+		return usageLine(fmt.Errorf("tripleo-agent-status: --format: %q is not text or json", format))
 	}
 	timeout := time.Hour
-	if s := res.Value("--timeout", ""); s != "" {
+	if s := res.timeout; s != "" {
 		secs, err := strconv.ParseFloat(s, 64)
 		if err != nil || secs < 0 {
-			return usage(fmt.Errorf("tripleo-agent-status: --timeout: %q is not a number of seconds", s))
+			return usageLine(fmt.Errorf("tripleo-agent-status: --timeout: %q is not a number of seconds", s))
 		}
 		timeout = time.Duration(secs * float64(time.Second))
 	}
-	if res.Has("--collect-logs") {
-		out := res.Value("--output", DefaultBundle)
+	if res.collectLogs {
+		out := res.output
+		if !res.given["--output"] {
+			out = DefaultBundle
+		}
 		if err := collectLogs(ctx, env, out); err != nil {
 			fmt.Fprintf(env.Stderr, "tripleo-agent-status: %v\n", err)
 			return exitcode.With(exitcode.Failure, err)
@@ -98,12 +96,12 @@ func Run(ctx context.Context, args []string, env Env) error {
 		fmt.Fprintf(env.Stdout, "Wrote %s\n", out)
 		return nil
 	}
-	if res.Has("--output") {
-		return usage(fmt.Errorf("tripleo-agent-status: -o/--output: only with --collect-logs"))
+	if res.given["--output"] {
+		return usageLine(fmt.Errorf("tripleo-agent-status: -o/--output: only with --collect-logs"))
 	}
 	paths := pathsOf(env)
 	rep, err := gather(paths)
-	if res.Has("--wait") {
+	if res.wait {
 		rep, err = wait(ctx, env, paths, timeout, rep, err)
 	}
 	if err != nil {

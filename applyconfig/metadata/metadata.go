@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tripleo-go/agent/internal/pyerr"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
 // Error is metadata the reference would refuse, in its words.
@@ -33,9 +34,9 @@ func Read(paths []string) (*pyjson.Object, error) {
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, &Error{Msg: fmt.Sprintf("Could not open %s for reading. %s", p, pyos.ErrorString(err, p))}
+			return nil, &Error{Msg: fmt.Sprintf("Could not open %s for reading. %s", p, pyerr.ErrorString(err, p))}
 		}
-		if msg, bad := pyos.DecodeError(data); bad {
+		if msg, bad := pyutf8.DecodeError(data); bad {
 			return nil, &Error{Msg: fmt.Sprintf("Could not parse metadata file: %s: %s", p, msg)}
 		}
 		doc, err := pyjson.Loads(data)

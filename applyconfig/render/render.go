@@ -19,8 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tripleo-go/agent/internal/proc"
+	"github.com/tripleo-go/agent/internal/pyerr"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
 // ExecTimeout bounds one executable template. The reference waits forever;
@@ -80,7 +81,7 @@ func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
 		return m.execute(ctx, path)
 	}
 	if err != nil {
-		return nil, &Error{Msg: "could not render moustache template " + path, Detail: pyos.ErrorString(err, path)}
+		return nil, &Error{Msg: "could not render moustache template " + path, Detail: pyerr.ErrorString(err, path)}
 	}
 	body, err := m.Mustache(data)
 	if err != nil {
@@ -92,7 +93,7 @@ func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
 // Mustache renders template text. Like Python's text-mode read, it wants
 // UTF-8 and reads "\r\n" and "\r" as "\n".
 func (m *Metadata) Mustache(text []byte) ([]byte, error) {
-	if msg, bad := pyos.DecodeError(text); bad {
+	if msg, bad := pyutf8.DecodeError(text); bad {
 		return nil, errors.New(msg)
 	}
 	src := universalNewlines(string(text))
@@ -207,14 +208,14 @@ func (m *Metadata) execute(ctx context.Context, path string) ([]byte, error) {
 	case res.TimedOut:
 		return nil, &Error{Msg: fmt.Sprintf("config script timed out after %s: %s", m.timeout, path)}
 	case err != nil && res.Signal == 0 && res.ExitCode <= 0:
-		return nil, &Error{Msg: fmt.Sprintf("config script could not be run: %s: %s", path, pyos.ErrorString(err, path))}
+		return nil, &Error{Msg: fmt.Sprintf("config script could not be run: %s: %s", path, pyerr.ErrorString(err, path))}
 	case res.Returncode() != 0:
 		out := append(stdout.Bytes(), stderr.Bytes()...)
 		return nil, &Error{Msg: fmt.Sprintf("config script failed: %s\n\nwith output:\n\n%s", path, pyjson.ReprBytes(out))}
 	case stdout.Dropped() > 0:
 		return nil, &Error{Msg: fmt.Sprintf("config script wrote more than %d bytes: %s", m.maxOutput, path)}
 	}
-	if msg, bad := pyos.DecodeError(stdout.Bytes()); bad {
+	if msg, bad := pyutf8.DecodeError(stdout.Bytes()); bad {
 		return nil, &Error{Msg: fmt.Sprintf("config script wrote output that is not UTF-8: %s: %s", path, msg)}
 	}
 	return stdout.Bytes(), nil

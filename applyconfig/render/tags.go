@@ -7,7 +7,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pystr"
 )
 
 // tag is one mustache tag as pystache's parser finds it.
@@ -84,7 +84,7 @@ func scanTags(src string, fn func(tag) bool) {
 		}
 		t.skipped, skipped = skipped, false
 		if t.kind == '=' {
-			if f := strings.FieldsFunc(t.name, pyos.IsSpace); len(f) >= 2 {
+			if f := strings.FieldsFunc(t.name, pystr.IsSpace); len(f) >= 2 {
 				otag, ctag, t.delimsOK = f[0], f[1], true
 			}
 		}
@@ -123,8 +123,8 @@ func plainTag(src string, at int, otag, ctag string) (tag, bool) {
 		}
 	}
 	t.name = src[k : q+e]
-	if n := len(t.name); n == 0 || t.name[n-1] >= utf8.RuneSelf || pyos.IsSpace(rune(t.name[n-1])) {
-		t.name = strings.TrimRightFunc(t.name, pyos.IsSpace) // not the common case
+	if n := len(t.name); n == 0 || t.name[n-1] >= utf8.RuneSelf || pystr.IsSpace(rune(t.name[n-1])) {
+		t.name = strings.TrimRightFunc(t.name, pystr.IsSpace) // not the common case
 	}
 	t.end = q + e + len(ctag)
 	t.plain = true
@@ -141,7 +141,7 @@ func skipPySpace(src string, i int) int {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(src[i:])
-		if !pyos.IsSpace(r) {
+		if !pystr.IsSpace(r) {
 			break
 		}
 		i += size

@@ -74,24 +74,28 @@ func agentMain(args []string, stdout, stderr io.Writer, getenv func(string) stri
 		fmt.Fprintf(stderr, "%s\ntripleo-agent: error: unknown program %q; the programs are: %s\n", p.Usage(), args[0], strings.Join(programNames(), ", "))
 		return exitcode.Usage
 	}
-	res, err := p.Parse(args, stdout)
-	if err == argparse.ErrHelp {
+	res, err := parseAgentArgs(args)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "%s\ntripleo-agent: error: %v\n", p.Usage(), err)
+		return exitcode.Usage
+	case res.help:
+		io.WriteString(stdout, p.Help())
+		return exitcode.OK
+	case res.version:
+		fmt.Fprintln(stdout, p.Version)
 		return exitcode.OK
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitcode.Usage
-	}
-	if res.Has("--completion") {
-		if sh := res.Value("--completion", ""); sh != "bash" {
+	if res.completion != nil {
+		if sh := *res.completion; sh != "bash" {
 			fmt.Fprintf(stderr, "tripleo-agent: --completion: %q is not a shell it knows (bash)\n", sh)
 			return exitcode.Usage
 		}
 		bashCompletion(stdout)
 		return exitcode.OK
 	}
-	if res.Has("--man") {
-		name := res.Value("--man", "")
+	if res.man != nil {
+		name := *res.man
 		var page *argparse.Parser
 		if name == "tripleo-agent" {
 			page = agentCLI()

@@ -144,6 +144,9 @@ func TestAgentCommandLine(t *testing.T) {
 		{args: []string{"--man", "tripleo-agent"}, code: 0, stdout: ".TH \"TRIPLEO-AGENT\" 1"},
 		{args: []string{"--man", "nope"}, code: exitcode.Usage, stderr: `unknown program "nope"`},
 		{args: []string{"--bogus"}, code: exitcode.Usage, stderr: "unrecognized arguments: --bogus"},
+		{args: []string{"--man"}, code: exitcode.Usage, stderr: "argument --man: expected one argument"},
+		{args: []string{"--man=tripleo-agent", "extra"}, code: exitcode.Usage, stderr: "unrecognized arguments: extra"},
+		{args: []string{"--completion=bash"}, code: 0, stdout: "complete -o default -F _tripleo_agent"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := agentMain(tc.args, &stdout, &stderr, func(string) string { return "" })

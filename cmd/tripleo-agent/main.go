@@ -108,7 +108,7 @@ var manuals = map[string]func() *argparse.Parser{
 	"heat-config-notify":           notify.CLI,
 	"50-heat-config-docker-cmd":    cleanup.CLI,
 	"99-refresh-completed":         refreshcompleted.CLI,
-	"tripleo-agent-status":         status.CLI,
+	"tripleo-agent-status":         statusCLI,
 	sysctl.ApplyName:               sysctl.ApplyCLI,
 	"sysctl-set-value":             sysctl.SetCLI,
 	"sysctl-write-value":           sysctl.WriteCLI,

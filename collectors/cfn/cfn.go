@@ -25,7 +25,6 @@ import (
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -208,7 +207,7 @@ func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field
 		if f.XMLName.Local != field {
 			continue
 		}
-		v, err := pyos.LoadsJSON([]byte(f.Text))
+		v, err := pyjson.LoadsBytes([]byte(f.Text))
 		if err != nil {
 			return nil, unavailable("Path %s failed to parse as json. (%w)", path, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pystr"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -77,7 +77,7 @@ func writeINI(entries []iniEntry) (string, bool) {
 	section, started := "", false
 	for _, e := range entries {
 		if strings.ContainsAny(e.Section+e.Key, "\r\n") || strings.ContainsAny(e.Key, ":=") ||
-			e.Key != strings.TrimFunc(e.Key, pyos.IsSpace) || e.Key == "" || strings.ContainsAny(e.Key[:1], "#;[") ||
+			e.Key != strings.TrimFunc(e.Key, pystr.IsSpace) || e.Key == "" || strings.ContainsAny(e.Key[:1], "#;[") ||
 			e.Section == "" {
 			return "", false
 		}
@@ -87,12 +87,12 @@ func writeINI(entries []iniEntry) (string, bool) {
 		}
 		lines := strings.Split(e.Value, "\n")
 		first := lines[0]
-		if first != strings.TrimFunc(first, pyos.IsSpace) || first != "" && first[0] == first[len(first)-1] && (first[0] == '"' || first[0] == '\'') {
+		if first != strings.TrimFunc(first, pystr.IsSpace) || first != "" && first[0] == first[len(first)-1] && (first[0] == '"' || first[0] == '\'') {
 			first = `"` + first + `"`
 		}
 		fmt.Fprintf(&b, "%s = %s\n", e.Key, first)
 		for _, l := range lines[1:] {
-			if l == "" || l != strings.TrimFunc(l, pyos.IsSpace) {
+			if l == "" || l != strings.TrimFunc(l, pystr.IsSpace) {
 				return "", false
 			}
 			fmt.Fprintf(&b, "  %s\n", l)

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pystr"
+	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
 // parseINI reads oslo.config's INI dialect as its parser does
@@ -15,7 +16,7 @@ import (
 // the value's first line removed. Line breaks are "\n", "\r\n" or "\r",
 // white space is Python's.
 func parseINI(path string, data []byte, emit func(section, key, value string)) error {
-	if msg, bad := pyos.DecodeError(data); bad {
+	if msg, bad := pyutf8.DecodeError(data); bad {
 		return fmt.Errorf("%s: not UTF-8: %s", path, msg)
 	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
@@ -41,7 +42,7 @@ func parseINI(path string, data []byte, emit func(section, key, value string)) e
 	}
 	for i, raw := range strings.Split(text, "\n") {
 		n := i + 1
-		line := strings.TrimRightFunc(raw, pyos.IsSpace)
+		line := strings.TrimRightFunc(raw, pystr.IsSpace)
 		switch {
 		case line == "":
 			// A blank line ends a value.
@@ -53,7 +54,7 @@ func parseINI(path string, data []byte, emit func(section, key, value string)) e
 			if keyLine == 0 {
 				return fmt.Errorf("%s:%d: unexpected continuation line", path, n)
 			}
-			value = append(value, strings.TrimLeftFunc(line, pyos.IsSpace))
+			value = append(value, strings.TrimLeftFunc(line, pystr.IsSpace))
 			continue
 		}
 		if err := flush(); err != nil {
@@ -85,8 +86,8 @@ func splitKeyValue(line string) (key, value string, ok bool) {
 	if i < 0 {
 		return "", "", false
 	}
-	key = strings.TrimFunc(line[:i], pyos.IsSpace)
-	value = strings.TrimFunc(line[i+1:], pyos.IsSpace)
+	key = strings.TrimFunc(line[:i], pystr.IsSpace)
+	value = strings.TrimFunc(line[i+1:], pystr.IsSpace)
 	if value != "" && value[0] == value[len(value)-1] && (value[0] == '"' || value[0] == '\'') {
 		value = value[1:max(len(value)-1, 1)]
 	}

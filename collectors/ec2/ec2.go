@@ -10,10 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
@@ -149,73 +146,4 @@ func isName(s string) bool {
 		}
 	}
 	return true
-}
-
-// ConfigDrive finds an OpenStack config drive (label config-2, vfat or
-// iso9660) with blkid, uses its mount point or mounts it read-only on a
-// temporary directory, and reads ec2/latest/meta-data.json. mounts is the
-// mount table (/proc/mounts); each command has a deadline.
-func ConfigDrive(mounts string) func(ctx context.Context) (pyjson.Value, error) {
-	return func(ctx context.Context) (pyjson.Value, error) {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "blkid", "-o", "export").Output()
-		if err != nil {
-			return nil, fmt.Errorf("blkid: %w", err)
-		}
-		dev := findConfigDrive(string(out))
-		if dev == "" {
-			return nil, fmt.Errorf("no config drive")
-		}
-		dir := mountPoint(mounts, dev)
-		if dir == "" {
-			tmp, err := os.MkdirTemp("", "config-2-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.Remove(tmp)
-			if out, err := exec.CommandContext(ctx, "mount", dev, tmp, "-o", "ro").CombinedOutput(); err != nil {
-				return nil, fmt.Errorf("mount %s: %w: %s", dev, err, out)
-			}
-			defer exec.Command("umount", "-l", tmp).Run() //nolint:errcheck // best effort, as the reference
-			dir = tmp
-		}
-		data, err := os.ReadFile(filepath.Join(dir, "ec2/latest/meta-data.json"))
-		if err != nil {
-			return nil, err
-		}
-		return pyjson.Loads(data)
-	}
-}
-
-// findConfigDrive reads `blkid -o export` (blank-line separated blocks of
-// NAME=value, spaces escaped as "\ ") and returns the first config drive.
-func findConfigDrive(export string) string {
-	for _, block := range strings.Split(export, "\n\n") {
-		attrs := map[string]string{}
-		for _, line := range strings.Split(block, "\n") {
-			if k, v, ok := strings.Cut(line, "="); ok {
-				attrs[k] = strings.ReplaceAll(v, `\ `, " ")
-			}
-		}
-		if attrs["LABEL"] == "config-2" && (attrs["TYPE"] == "vfat" || attrs["TYPE"] == "iso9660") {
-			return attrs["DEVNAME"]
-		}
-	}
-	return ""
-}
-
-// mountPoint is where dev is mounted per the mount table, or "".
-func mountPoint(mounts, dev string) string {
-	data, err := os.ReadFile(mounts)
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == dev {
-			return strings.ReplaceAll(f[1], `\040`, " ")
-		}
-	}
-	return ""
 }

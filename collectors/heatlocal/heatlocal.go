@@ -13,8 +13,8 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/pyerr"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // Name is the collector's name.
@@ -67,11 +67,11 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 			if _, statErr := os.Stat(p); statErr != nil {
 				continue // missing, as os.path.exists says
 			}
-			why := fmt.Sprintf("cannot be read (%s)", pyos.ErrorString(err, p))
+			why := fmt.Sprintf("cannot be read (%s)", pyerr.ErrorString(err, p))
 			bad = append(bad, badFile{p, why, fmt.Sprintf("%s %s", p, why)})
 			continue
 		}
-		doc, err := pyos.LoadsJSONOwned(data) // its strings share data, never written again
+		doc, err := pyjson.LoadsBytesOwned(data) // its strings share data, never written again
 		data = nil
 		if err != nil {
 			bad = append(bad, badFile{p, fmt.Sprintf("not valid JSON (%v)", err), fmt.Sprintf("%s is not valid JSON (%v)", p, err)})

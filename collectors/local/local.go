@@ -16,8 +16,8 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/pyerr"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // Name is the collector's name.
@@ -90,8 +90,8 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", dir, pyos.ErrorString(err, dir)))
-			reasons = append(reasons, fmt.Sprintf("%s cannot be read (%s)", dir, pyos.ErrorString(err, dir)))
+			c.Log.Error(fmt.Sprintf("%s cannot be read (%s)", dir, pyerr.ErrorString(err, dir)))
+			reasons = append(reasons, fmt.Sprintf("%s cannot be read (%s)", dir, pyerr.ErrorString(err, dir)))
 			continue
 		}
 		insecureDir := insecure(c.Log, dir, st)
@@ -121,8 +121,8 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 			}
 			if err == nil {
 				var doc pyjson.Value
-				doc, err = pyos.LoadsJSONOwned(data) // its strings share data, never written again
-				data = nil                           // the document is all that is kept
+				doc, err = pyjson.LoadsBytesOwned(data) // its strings share data, never written again
+				data = nil                              // the document is all that is kept
 				if err == nil {
 					out = append(out, collectors.Entry{Name: name, Content: doc})
 					continue
@@ -130,7 +130,7 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 				bad(name, path, fmt.Sprintf("not valid JSON (%v)", err), fmt.Sprintf("%s is not valid JSON (%v)", path, err))
 				continue
 			}
-			why := fmt.Sprintf("cannot be read (%s)", pyos.ErrorString(err, path))
+			why := fmt.Sprintf("cannot be read (%s)", pyerr.ErrorString(err, path))
 			bad(name, path, why, path+" "+why)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/environ"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/systemd"
 )
 
@@ -50,7 +50,7 @@ type Env struct {
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
-	pyos.CloseInheritedFDs() // the command gets stdin, stdout and stderr only
+	proc.CloseInheritedFDs() // the command gets stdin, stdout and stderr only
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	dir := agentstate.DefaultDir

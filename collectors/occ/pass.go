@@ -16,7 +16,6 @@ import (
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // pass is one collection: store what changed, run the command if anything
@@ -71,7 +70,7 @@ func (r *runner) pass(ctx context.Context) (status int, changedAny bool, err err
 		r.log.Warn(fmt.Sprintf("Command '%s' stopped: os-collect-config is stopping; will not cache new data.", r.cfg.Command))
 		return status, len(changed) > 0, nil
 	case status < 0:
-		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' %s.", r.cfg.Command, pyos.DiedWith(syscall.Signal(-status))))
+		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' %s.", r.cfg.Command, proc.DiedWith(syscall.Signal(-status))))
 		return status, len(changed) > 0, nil
 	case status != 0:
 		r.log.Error(fmt.Sprintf("Command failed, will not cache new data. Command '%s' returned non-zero exit status %d.", r.cfg.Command, status))

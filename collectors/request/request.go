@@ -16,7 +16,6 @@ import (
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -92,7 +91,7 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	case resp.Status >= 400 || resp.Status == http.StatusNotModified:
 		return nil, collectors.Unavailable(fmt.Errorf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(c.URL)))
 	}
-	doc, err := pyos.LoadsJSON(resp.Body)
+	doc, err := pyjson.LoadsBytes(resp.Body)
 	if err == nil {
 		if _, ok := doc.(*pyjson.Object); !ok {
 			err = fmt.Errorf("not a JSON object")

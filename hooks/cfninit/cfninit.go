@@ -12,7 +12,6 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -88,7 +87,7 @@ func initConfig(d *deployment.Deployment) (pyjson.Value, error) {
 	case *pyjson.Object:
 		return c, nil
 	case string:
-		v, err := pyos.LoadsJSON([]byte(c))
+		v, err := pyjson.LoadsBytes([]byte(c))
 		if err != nil {
 			// The config itself is not quoted: it may hold credentials.
 			return nil, fmt.Errorf("%w: the cfn-init hook's config is a string that is not JSON: %v", hooks.ErrConfig, err)

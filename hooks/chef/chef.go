@@ -14,7 +14,6 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/internal/secret"
 )
@@ -150,7 +149,7 @@ func runList(d *deployment.Deployment) (pyjson.Value, error) {
 	if !ok {
 		return d.Config(), nil
 	}
-	v, err := pyos.LoadsJSON([]byte(text))
+	v, err := pyjson.LoadsBytes([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the chef config is not a JSON run list: %v", hooks.ErrConfig, err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pystr"
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
 
@@ -183,7 +183,7 @@ func commandArgs(cc *pyjson.Object) ([]string, error) {
 		}
 		return out, nil
 	case string:
-		return strings.FieldsFunc(x, pyos.IsSpace), nil
+		return strings.FieldsFunc(x, pystr.IsSpace), nil
 	}
 	return nil, fmt.Errorf("command is %s, not a list or text", kind(v))
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/pypath"
+	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
 // Hook is the hiera hook.
@@ -99,7 +99,7 @@ func legacyCheck(ctx context.Context, env hooks.Env) *pyjson.Object {
 	case !out.Ran:
 		return nil
 	}
-	found := pyos.DecodeReplace(bytes.TrimRight(out.RawStdout, " \t\n\r\v\f"))
+	found := pyutf8.DecodeReplace(bytes.TrimRight(out.RawStdout, " \t\n\r\v\f"))
 	if found == "empty" {
 		return nil
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
@@ -164,7 +163,7 @@ func readAnswer(env hooks.Env, path string) (pyjson.Value, bool) {
 		env.Logger().Warn(fmt.Sprintf("%s: more than %d bytes; not read", path, maxResult))
 		return nil, false
 	}
-	v, err := pyos.LoadsJSON(b[:n])
+	v, err := pyjson.LoadsBytes(b[:n])
 	if err != nil {
 		env.Logger().Warn(fmt.Sprintf("%s: %v", path, err))
 		return nil, false

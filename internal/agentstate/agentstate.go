@@ -1,5 +1,5 @@
 // Package agentstate is the small record each program leaves for
-// `tripleo-agent status`: os-collect-config's last pass (each
+// tripleo-agent-status: os-collect-config's last pass (each
 // collector's result, the command's), and heat-config's signal of each
 // deployment. The JSON field names are a stable, documented schema
 // (docs/status.md): add fields, never rename or remove one.

@@ -3,7 +3,9 @@
 // prefixes of long options ("--temp" for "--templates"), "--opt=value",
 // "-tVALUE", grouped short flags ("-vt DIR"), options taking any number of
 // values ("-m a b c"), "--" to end options, the last repetition winning,
-// and a usage error (exit status 2) for anything else.
+// and a usage error (exit status 2) for anything else. A Parser also
+// describes a program for its --help, its manual page (man.go) and its
+// completion, for the programs that read their arguments themselves.
 package argparse
 
 import (

@@ -1,5 +1,6 @@
-// Package httpclient is the one place that decides how the collectors talk
-// HTTP: deadlines, TLS verification and CA files, retries with capped
+// Package httpclient is the one place that decides how the agent talks
+// HTTP, for the collectors, the signals to Heat and gophercloud's Keystone,
+// Heat and Zaqar clients alike: deadlines, TLS verification and CA files, retries with capped
 // backoff and jitter (github.com/hashicorp/go-retryablehttp), a cap on the
 // size of what is read, and URLs in messages without their query strings
 // (signed and temporary URLs carry credentials there).

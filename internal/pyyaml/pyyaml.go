@@ -16,7 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
+	"github.com/tripleo-go/agent/internal/pystr"
 )
 
 // YAML 1.1's implicit scalar types, as PyYAML's resolver spells them.
@@ -291,7 +291,7 @@ func constructInt(s string) (*big.Int, bool) {
 // pythonInt is Python's int(s, base) on ASCII text: white space around,
 // a sign, the base's prefix (0b, 0o, 0x, any case), digits.
 func pythonInt(s string, base int) (*big.Int, bool) {
-	s = strings.TrimFunc(s, pyos.IsSpace)
+	s = strings.TrimFunc(s, pystr.IsSpace)
 	neg := false
 	if s != "" && (s[0] == '-' || s[0] == '+') {
 		neg, s = s[0] == '-', s[1:]
@@ -349,7 +349,7 @@ func constructFloat(s string) (float64, bool) {
 // pythonFloat is Python's float(s) on ASCII text: white space around, a
 // decimal number (out of range is ±inf), inf, infinity or nan.
 func pythonFloat(s string) (float64, bool) {
-	s = strings.TrimFunc(s, pyos.IsSpace)
+	s = strings.TrimFunc(s, pystr.IsSpace)
 	body := strings.TrimLeft(s, "+-")
 	if len(s)-len(body) > 1 || body == "" || strings.ContainsAny(body, "xXpP_") {
 		return 0, false

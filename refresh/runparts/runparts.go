@@ -27,7 +27,6 @@ import (
 
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // DefaultRegex is the names dib-run-parts runs unless RUN_PARTS_REGEX says
@@ -130,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	pyos.CloseInheritedFDs()
+	proc.CloseInheritedFDs()
 	env, workDir, err := r.scriptEnv(ctx, dir)
 	if err != nil {
 		return err

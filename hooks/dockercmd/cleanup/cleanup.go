@@ -21,8 +21,8 @@ import (
 	"github.com/tripleo-go/agent/hooks/dockercmd"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyjson"
-	"github.com/tripleo-go/agent/internal/pyos"
 )
 
 // Name is the program's name: its file in configure.d.
@@ -42,7 +42,7 @@ type Env struct {
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
-	pyos.CloseInheritedFDs()
+	proc.CloseInheritedFDs()
 	return Env{Stderr: os.Stderr, Environ: os.Environ()}
 }
 
@@ -94,7 +94,7 @@ func configIDs(path string, log *slog.Logger) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	v, err := pyos.LoadsJSON(data)
+	v, err := pyjson.LoadsBytes(data)
 	if err != nil {
 		log.Warn("Could not load config json: " + pyjson.PythonError(err))
 		return nil, nil

@@ -1,5 +1,6 @@
-// Package keystonetest is a Keystone stand-in for unit tests of the
-// collectors that authenticate (heat, zaqar): version discovery and v3
+// Package keystonetest is a Keystone stand-in for unit tests of what
+// authenticates (the heat and zaqar collectors, the Heat API signal):
+// version discovery and v3
 // password tokens for one user and project, with a catalog, request
 // counts, and tokens that expire (ExpiresIn, checked by Valid) and can be
 // revoked or expired early.

@@ -1,4 +1,4 @@
-package pyos
+package pyutf8
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package pyos
+package proc
 
 import (
 	"fmt"

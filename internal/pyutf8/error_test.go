@@ -1,10 +1,6 @@
-package pyos
+package pyutf8
 
-import (
-	"errors"
-	"os"
-	"testing"
-)
+import "testing"
 
 // Expected texts are Python 3.11's str(UnicodeDecodeError) for
 // data.decode('utf-8').
@@ -27,27 +23,5 @@ func TestDecodeError(t *testing.T) {
 	}
 	if _, ok := DecodeError([]byte("héllo 中文 😀")); ok {
 		t.Error("valid UTF-8 reported as an error")
-	}
-}
-
-func TestErrorString(t *testing.T) {
-	dir := t.TempDir()
-	_, err := os.ReadFile(dir)
-	if got, want := ErrorString(err, dir), "[Errno 21] Is a directory: '"+dir+"'"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	if got := ErrorString(errors.New("plain"), "x"); got != "plain" {
-		t.Errorf("got %q", got)
-	}
-}
-
-// Python's str.isspace, which Go's unicode.IsSpace is but for U+001C to
-// U+001F.
-func TestIsSpace(t *testing.T) {
-	for r, want := range map[rune]bool{' ': true, '\t': true, '\x1c': true, '\x1f': true, '\u0085': true, '\u00a0': true, '\u3000': true,
-		'a': false, '\x1b': false, '\u200b': false, '\ufeff': false} {
-		if IsSpace(r) != want {
-			t.Errorf("IsSpace(%U) = %v, want %v", r, !want, want)
-		}
 	}
 }
