@@ -159,7 +159,7 @@ fleet-short:
 BENCH_DISK  ?= $(CURDIR)/.bench/disk
 BENCH_TMPFS ?= /dev/shm/oacbench
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/... ./internal/pyjson/ ./refresh/... ./collectors/...
+	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/... ./internal/jsondoc/ ./refresh/... ./collectors/...
 	$(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_DISK)
 	@if [ -d "$$(dirname $(BENCH_TMPFS))" ]; then \
 	  $(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_TMPFS); fi

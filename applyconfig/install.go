@@ -17,7 +17,7 @@ import (
 	"github.com/tripleo-go/agent/applyconfig/render"
 	"github.com/tripleo-go/agent/applyconfig/writer"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -103,7 +103,7 @@ func renderAll(ctx context.Context, md *render.Metadata, templates []template, a
 // the repr of the tuple (message, template path).
 type templateError struct{ msg, path string }
 
-func (e *templateError) Error() string { return pyjson.ReprTuple(e.msg, e.path) }
+func (e *templateError) Error() string { return jsondoc.PyReprTuple(e.msg, e.path) }
 
 func renderOne(ctx context.Context, md *render.Metadata, t template, accounts control.Accounts) rendered {
 	body, err := md.Template(ctx, t.in)

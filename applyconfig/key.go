@@ -10,7 +10,7 @@ import (
 
 	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // --key and --boolean-key: one value of the metadata, printed or tested,
@@ -28,19 +28,19 @@ func printKey(stdout io.Writer, o options, log *slog.Logger) error {
 			fmt.Fprintln(stdout, o.keyDefault)
 			return nil
 		}
-		err := fmt.Errorf("key %s does not exist in %s", o.key, pyjson.Repr(pyjson.StringList(o.metadata)))
+		err := fmt.Errorf("key %s does not exist in %s", o.key, jsondoc.PyRepr(jsondoc.StringList(o.metadata)))
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
-	if err := checkType(pyjson.Str(v), o.keyType); err != nil {
+	if err := checkType(jsondoc.PyStr(v), o.keyType); err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
 	switch v.(type) {
-	case *pyjson.Object, []pyjson.Value, bool:
-		fmt.Fprintln(stdout, pyjson.Dumps(v))
+	case *jsondoc.Object, []jsondoc.Value, bool:
+		fmt.Fprintln(stdout, jsondoc.Dumps(v))
 	default:
-		fmt.Fprintln(stdout, pyjson.Str(v))
+		fmt.Fprintln(stdout, jsondoc.PyStr(v))
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/applyconfig/metadata"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Where the metadata comes from: --metadata, $OS_CONFIG_FILES, or the list
@@ -50,11 +50,11 @@ func loadList(path string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("Could not read %s: %w", path, err)
 	}
-	doc, err := pyjson.Loads(data)
+	doc, err := jsondoc.Loads(data)
 	if err != nil {
 		return nil, fmt.Errorf("Could not parse %s: %w", path, err)
 	}
-	items, ok := doc.([]pyjson.Value)
+	items, ok := doc.([]jsondoc.Value)
 	if !ok {
 		return nil, fmt.Errorf("No list defined in json file: %s", path)
 	}
@@ -67,6 +67,6 @@ func loadList(path string) ([]string, error) {
 	return out, nil
 }
 
-func (o *options) readMetadata() (*pyjson.Object, error) {
+func (o *options) readMetadata() (*jsondoc.Object, error) {
 	return metadata.Read(append(append([]string(nil), o.fallback...), o.metadata...))
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Collector is one metadata source.
@@ -32,7 +32,7 @@ type Collector interface {
 // Entry is one cache key and its content.
 type Entry struct {
 	Name    string
-	Content pyjson.Value
+	Content jsondoc.Value
 }
 
 // ErrNotConfigured is a source that is not set up on this node (logged at
@@ -138,7 +138,7 @@ func (s Shared) CachePath(key string) string { return (&cache.Cache{Dir: s.Cache
 // LastGood is the content key was last committed with (its KEY.json.last
 // in the cache, which a command exited 0 with), and whether there is
 // one: what a local source keeps of a file it cannot read.
-func (s Shared) LastGood(key string) (pyjson.Value, bool) {
+func (s Shared) LastGood(key string) (jsondoc.Value, bool) {
 	if s.CacheDir == "" || cache.CheckName(key) != nil {
 		return nil, false
 	}
@@ -146,7 +146,7 @@ func (s Shared) LastGood(key string) (pyjson.Value, bool) {
 	if err != nil {
 		return nil, false
 	}
-	v, err := pyjson.LoadsOwned(data)
+	v, err := jsondoc.LoadsOwned(data)
 	return v, err == nil
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // echoHook saves its stdin and answers a result naming its group; every
@@ -38,10 +38,10 @@ func TestRunsEachDeploymentOnceInListOrder(t *testing.T) {
 	for id, group := range map[string]string{"a": "g1", "b": "g2", "c": "g3"} {
 		d := mustParse(t, dep(id, group))
 		stdin, _ := os.ReadFile(filepath.Join(n.dir, group+".stdin"))
-		if string(stdin) != pyjson.Dumps(d) {
-			t.Errorf("hook %s got %s, want %s", group, stdin, pyjson.Dumps(d))
+		if string(stdin) != jsondoc.Dumps(d) {
+			t.Errorf("hook %s got %s, want %s", group, stdin, jsondoc.Dumps(d))
 		}
-		if s, _ := n.state(id + ".json"); s != pyjson.DumpsIndent(d, 2) {
+		if s, _ := n.state(id + ".json"); s != jsondoc.DumpsIndent(d, 2) {
 			t.Errorf("state file of %s is %s", id, s)
 		}
 		fi, err := os.Stat(filepath.Join(n.deployed, id+".json"))
@@ -52,7 +52,7 @@ func TestRunsEachDeploymentOnceInListOrder(t *testing.T) {
 		if got[id] != want {
 			t.Errorf("notify for %s got %q, want %q", id, got[id], want)
 		}
-		if s, _ := n.state(id + ".notify.json"); s != pyjson.DumpsIndent(mustParse(t, want), 2) {
+		if s, _ := n.state(id + ".notify.json"); s != jsondoc.DumpsIndent(mustParse(t, want), 2) {
 			t.Errorf("notify file of %s is %s", id, s)
 		}
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/deadline"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
@@ -119,21 +119,21 @@ func (r *runner) logOutput(log *slog.Logger, d *deployment.Deployment, out hookR
 // JSON object on stdout is the signal as it is, whatever its exit
 // status; other output, or a failure without output, becomes
 // deploy_stdout, deploy_stderr and deploy_status_code.
-func (h hookResult) signalData() pyjson.Value {
+func (h hookResult) signalData() jsondoc.Value {
 	if len(h.stdout) > 0 && !h.truncated {
-		if v, err := pyjson.Loads([]byte(decode(h.stdout))); err == nil {
-			if obj, ok := v.(*pyjson.Object); ok {
+		if v, err := jsondoc.Loads([]byte(decode(h.stdout))); err == nil {
+			if obj, ok := v.(*jsondoc.Object); ok {
 				return obj
 			}
 		}
 	}
 	if len(h.stdout) == 0 && h.code == 0 {
-		return pyjson.NewObject(0)
+		return jsondoc.NewObject(0)
 	}
-	obj := pyjson.NewObject(3)
+	obj := jsondoc.NewObject(3)
 	obj.Set("deploy_stdout", decode(h.stdout))
 	obj.Set("deploy_stderr", decode(h.stderr))
-	obj.Set("deploy_status_code", pyjson.Int(int64(h.code)))
+	obj.Set("deploy_status_code", jsondoc.Int(int64(h.code)))
 	return obj
 }
 

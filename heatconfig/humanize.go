@@ -3,7 +3,7 @@ package heatconfig
 import (
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -12,11 +12,11 @@ import (
 // tool printed it; anything else as the text it is.
 func humanize(stdout []byte) string {
 	text := decode(stdout)
-	v, err := pyjson.Loads([]byte(text))
+	v, err := jsondoc.Loads([]byte(text))
 	if err != nil {
 		return text
 	}
-	if _, ok := v.(*pyjson.Object); !ok {
+	if _, ok := v.(*jsondoc.Object); !ok {
 		return text
 	}
 	out, err := yaml.Marshal(yamlNode(v))
@@ -27,16 +27,16 @@ func humanize(stdout []byte) string {
 }
 
 // yamlNode builds the YAML of a JSON value, keys in their order.
-func yamlNode(v pyjson.Value) *yaml.Node {
+func yamlNode(v jsondoc.Value) *yaml.Node {
 	switch x := v.(type) {
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		for i := 0; i < x.Len(); i++ {
 			k, val := x.At(i)
 			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, yamlNode(val))
 		}
 		return n
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		n := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, item := range x {
 			n.Content = append(n.Content, yamlNode(item))
@@ -51,6 +51,6 @@ func yamlNode(v pyjson.Value) *yaml.Node {
 	case nil:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 	default:
-		return &yaml.Node{Kind: yaml.ScalarNode, Value: pyjson.Dumps(x)}
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: jsondoc.Dumps(x)}
 	}
 }

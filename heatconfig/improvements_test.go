@@ -14,19 +14,19 @@ import (
 	"github.com/coreos/go-systemd/v22/journal"
 	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
-func signalOf(t *testing.T, n *node, id string) *pyjson.Object {
+func signalOf(t *testing.T, n *node, id string) *jsondoc.Object {
 	t.Helper()
 	s, ok := n.notified()[id]
 	if !ok {
 		t.Fatalf("%s was not signalled; log:\n%s", id, n.stderr.String())
 	}
-	return mustParse(t, s).(*pyjson.Object)
+	return mustParse(t, s).(*jsondoc.Object)
 }
 
-func field(o *pyjson.Object, k string) string { v, _ := o.Get(k); return pyjson.Str(v) }
+func field(o *jsondoc.Object, k string) string { v, _ := o.Get(k); return jsondoc.PyStr(v) }
 
 // A group without a hook is signalled as failed at once, naming the
 // group and where its hook was looked for (the reference signalled
@@ -41,7 +41,7 @@ func TestNoHookIsSignalledAsFailed(t *testing.T) {
 	sig := signalOf(t, n, "a")
 	if field(sig, "deploy_status_code") != "127" || !strings.Contains(field(sig, "deploy_stderr"), `no hook for group "Heat::Ungrouped"`) ||
 		!strings.Contains(field(sig, "deploy_stderr"), n.hooks+", "+n.dir+"/root/usr/libexec/heat-config/hooks") {
-		t.Errorf("signal %s", pyjson.Dumps(sig))
+		t.Errorf("signal %s", jsondoc.Dumps(sig))
 	}
 	if !strings.Contains(n.stderr.String(), "[ERROR] Skipping group Heat::Ungrouped with no hook script None\n") {
 		t.Errorf("log:\n%s", n.stderr.String())
@@ -65,7 +65,7 @@ func TestUnexecutableHookIsSignalledAsFailed(t *testing.T) {
 	}
 	sig := signalOf(t, n, "a")
 	if field(sig, "deploy_status_code") != "126" || !strings.Contains(field(sig, "deploy_stderr"), "permission denied") {
-		t.Errorf("signal %s", pyjson.Dumps(sig))
+		t.Errorf("signal %s", jsondoc.Dumps(sig))
 	}
 }
 
@@ -82,7 +82,7 @@ func TestHookDeadline(t *testing.T) {
 	sig := signalOf(t, n, "a")
 	if field(sig, "deploy_status_code") != "124" || !strings.Contains(field(sig, "deploy_stderr"), "timed out after 300ms") ||
 		field(sig, "deploy_stdout") != "started\n" {
-		t.Errorf("signal %s", pyjson.Dumps(sig))
+		t.Errorf("signal %s", jsondoc.Dumps(sig))
 	}
 }
 
@@ -104,7 +104,7 @@ func TestHookOwnDeadlineResultWins(t *testing.T) {
 	}
 	sig := signalOf(t, n, "a")
 	if field(sig, "deploy_status_code") != "124" || field(sig, "deploy_stderr") != "tool timed out after 0.3 seconds (HEAT_CONFIG_HOOK_TIMEOUT) and was stopped" {
-		t.Errorf("signal %s", pyjson.Dumps(sig))
+		t.Errorf("signal %s", jsondoc.Dumps(sig))
 	}
 }
 
@@ -228,7 +228,7 @@ func TestComponentGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdin, _ := os.ReadFile(filepath.Join(n.dir, "script.stdin"))
-	d := mustParse(t, string(stdin)).(*pyjson.Object)
+	d := mustParse(t, string(stdin)).(*jsondoc.Object)
 	if field(d, "group") != "script" || field(d, "config") != "make" {
 		t.Errorf("the hook got %s", stdin)
 	}
@@ -396,7 +396,7 @@ func TestStopSignalsTheRunningDeploymentAsFailed(t *testing.T) {
 	// The shell may first report its killed sleep ("Terminated"): the
 	// trap's own line must end the captured stderr.
 	if field(sig, "deploy_status_code") != "143" || !strings.HasSuffix(field(sig, "deploy_stderr"), "stopped\n") {
-		t.Errorf("signal %s", pyjson.Dumps(sig))
+		t.Errorf("signal %s", jsondoc.Dumps(sig))
 	}
 	if _, ok := n.state("b.json"); ok {
 		t.Error("the next deployment started after the stop")

@@ -13,9 +13,9 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/agentstate"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/signal/all"
 )
 
@@ -34,7 +34,7 @@ const whitelisted = "os-apply-config"
 // invoke runs the i-th item of the list, if it is a deployment that has
 // not run yet. Nothing it meets stops the loop: a bad item is one error
 // line naming it.
-func (r *runner) invoke(ctx context.Context, i int, v pyjson.Value) {
+func (r *runner) invoke(ctx context.Context, i int, v jsondoc.Value) {
 	d, err := deployment.FromValue(v)
 	if err != nil {
 		r.log.Error(fmt.Sprintf("Skipping deployment %d %s: %v", i, deployment.Label(v), err))
@@ -113,13 +113,13 @@ const (
 
 // notify writes the signal data next to the state file and runs
 // heat-config-notify with it.
-func (r *runner) notify(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data pyjson.Value) {
+func (r *runner) notify(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data jsondoc.Value) {
 	r.notifyWith(ctx, log, d, statePath, data, notifyTimeout)
 }
 
-func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data pyjson.Value, timeout time.Duration, extraEnv ...string) {
+func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data jsondoc.Value, timeout time.Duration, extraEnv ...string) {
 	notifyPath := r.c.deployed.Notify(d.ID())
-	if err := r.c.deployed.WriteNotify(d.ID(), []byte(pyjson.DumpsIndent(data, 2))); err != nil {
+	if err := r.c.deployed.WriteNotify(d.ID(), []byte(jsondoc.DumpsIndent(data, 2))); err != nil {
 		log.Warn(fmt.Sprintf("writing %s: %v", notifyPath, err))
 	}
 	log.Debug(fmt.Sprintf("Running %s %s < %s", r.c.notify, statePath, notifyPath))
@@ -130,7 +130,7 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 	}
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: r.c.notify, Args: []string{r.c.notify, statePath}, Env: append(slices.Clip(env), extraEnv...),
-		Stdin: strings.NewReader(pyjson.Dumps(data)), Stdout: stdout, Stderr: stderr,
+		Stdin: strings.NewReader(jsondoc.Dumps(data)), Stdout: stdout, Stderr: stderr,
 		Timeout: timeout, Grace: r.env.Grace,
 	})
 	status := statusOf(data)
@@ -169,11 +169,11 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 func transportOf(d *deployment.Deployment) string { return all.Transports.Name(d) }
 
 // statusOf is deploy_status_code as Heat reads it ("0" when absent).
-func statusOf(data pyjson.Value) string {
-	obj, _ := data.(*pyjson.Object)
+func statusOf(data jsondoc.Value) string {
+	obj, _ := data.(*jsondoc.Object)
 	v, ok := obj.Get("deploy_status_code")
-	if !ok || v == nil || !pyjson.Truthy(v) {
+	if !ok || v == nil || !jsondoc.PyTruthy(v) {
 		return "0"
 	}
-	return pyjson.Str(v)
+	return jsondoc.PyStr(v)
 }

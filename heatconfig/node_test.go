@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // node is a scratch node: the deployments file, the state directory, a
@@ -113,9 +113,9 @@ func dep(id, group string, extra ...string) string {
 	return s + "}"
 }
 
-func mustParse(t *testing.T, s string) pyjson.Value {
+func mustParse(t *testing.T, s string) jsondoc.Value {
 	t.Helper()
-	v, err := pyjson.Loads([]byte(s))
+	v, err := jsondoc.Loads([]byte(s))
 	if err != nil {
 		t.Fatalf("%v: %s", err, s)
 	}

@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // A deployment whose in-flight marker (see heatconfig/deployed) is there
@@ -35,7 +35,7 @@ func (r *runner) recover(ctx context.Context, log *slog.Logger, d *deployment.De
 		}
 	}
 	if b, err := r.c.deployed.ReadNotify(d.ID()); err == nil {
-		if data, err := pyjson.Loads(b); err == nil {
+		if data, err := jsondoc.Loads(b); err == nil {
 			log.Warn(fmt.Sprintf("Deployment %s finished but its run was cut short before its signal was sent: signalling its result", d.ID()))
 			r.notify(ctx, log, d, statePath, data)
 			return

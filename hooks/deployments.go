@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // The deployments list that the hooks' configure.d scripts read, as
@@ -21,7 +21,7 @@ const (
 // returns its path and items. A missing file is "No config file PATH"
 // (the reference's words), wrapping fs.ErrNotExist; a list that does not
 // parse names the file.
-func ReadDeployments(env Env) (string, []pyjson.Value, error) {
+func ReadDeployments(env Env) (string, []jsondoc.Value, error) {
 	path := env.Setting(DeploymentsVar, DefaultDeployments)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // §2.5: each declared output is the whole content of
@@ -34,7 +34,7 @@ func TestResultReadsDeclaredOutputs(t *testing.T) {
 	}
 	res := hooks.Result(d, filepath.Join(dir, "1"), hooks.Outcome{Stdout: "out", Stderr: "err", Status: 2})
 	want := `{"crlf": "a\nb\n", "empty": "", "deploy_stdout": "out", "deploy_stderr": "err", "deploy_status_code": 2}`
-	if got := pyjson.Dumps(res); got != want {
+	if got := jsondoc.Dumps(res); got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}
 }

@@ -17,8 +17,8 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Hook is one deployment group's hook, registered as data (hooks/all).
@@ -38,7 +38,7 @@ type Hook struct {
 	// failure is a result, not an error; an error means the hook itself
 	// could not do its work (the reference crashed there), and makes the
 	// process exit 1 with the error logged.
-	Run func(ctx context.Context, d *deployment.Deployment, env Env) (*pyjson.Object, error)
+	Run func(ctx context.Context, d *deployment.Deployment, env Env) (*jsondoc.Object, error)
 	// Scripts are the os-refresh-config scripts of the hook's element,
 	// if any.
 	Scripts []Script
@@ -74,7 +74,7 @@ func Main(ctx context.Context, h Hook, args []string, env Env) error {
 		env.Log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
-	if _, err := io.WriteString(env.Stdout, pyjson.Dumps(res)); err != nil {
+	if _, err := io.WriteString(env.Stdout, jsondoc.Dumps(res)); err != nil {
 		return exitcode.With(exitcode.Failure, fmt.Errorf("writing the result: %w", err))
 	}
 	if ctx.Err() != nil {
@@ -99,13 +99,13 @@ func readDeployment(r io.Reader, idOptional bool) (*deployment.Deployment, error
 	if len(data) > maxStdin {
 		return nil, fmt.Errorf("%w: more than %d bytes on stdin", deployment.ErrInvalid, maxStdin)
 	}
-	v, err := pyjson.LoadsBytes(data)
+	v, err := jsondoc.LoadsBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w on stdin: %v", deployment.ErrInvalid, err)
 	}
-	if o, ok := v.(*pyjson.Object); ok {
+	if o, ok := v.(*jsondoc.Object); ok {
 		if _, ok := o.Get("inputs"); !ok {
-			o.Set("inputs", []pyjson.Value{})
+			o.Set("inputs", []jsondoc.Value{})
 		}
 	}
 	from := deployment.FromValue

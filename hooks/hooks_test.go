@@ -9,14 +9,14 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/hooktest"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 func TestMain(m *testing.M) { hooktest.Main(m, echoHook) }
 
 // echoHook answers with the deployment's id and group, or fails when the
 // config says so.
-var echoHook = hooks.Hook{Group: "echo", Run: func(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+var echoHook = hooks.Hook{Group: "echo", Run: func(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	if d.ConfigString() == "fail" {
 		return nil, errors.New("the hook could not work")
 	}
@@ -117,24 +117,24 @@ func TestMainStoppedReportsTerminated(t *testing.T) {
 }
 
 func TestEnvValue(t *testing.T) {
-	obj := pyjson.NewObject(1)
-	obj.Set("k", []pyjson.Value{pyjson.Int(1), "x"})
+	obj := jsondoc.NewObject(1)
+	obj.Set("k", []jsondoc.Value{jsondoc.Int(1), "x"})
 	for _, tc := range []struct {
-		v    pyjson.Value
+		v    jsondoc.Value
 		want string
 	}{
 		{"as is", "as is"},
 		{"", ""},
 		{nil, ""},
-		{pyjson.Int(1), "1"},
-		{pyjson.Float(1.5), "1.5"},
+		{jsondoc.Int(1), "1"},
+		{jsondoc.Float(1.5), "1.5"},
 		{true, "true"},
 		{false, "false"},
-		{[]pyjson.Value{"v1", pyjson.Int(12)}, `["v1", 12]`},
+		{[]jsondoc.Value{"v1", jsondoc.Int(12)}, `["v1", 12]`},
 		{obj, `{"k": [1, "x"]}`},
 	} {
 		if got := hooks.EnvValue(tc.v); got != tc.want {
-			t.Errorf("EnvValue(%s) = %q, want %q", pyjson.Dumps(tc.v), got, tc.want)
+			t.Errorf("EnvValue(%s) = %q, want %q", jsondoc.Dumps(tc.v), got, tc.want)
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -13,21 +13,21 @@ import (
 // a string as it is, a list or an object as JSON (the reference's
 // json.dumps), a number or a boolean as JSON text ("1", "true"; the
 // reference crashed), null or no value as "".
-func EnvValue(v pyjson.Value) string {
+func EnvValue(v jsondoc.Value) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
 	case string:
 		return x
 	default:
-		return pyjson.Dumps(x)
+		return jsondoc.Dumps(x)
 	}
 }
 
 // StringOption is options[name] as the reference used a string option:
 // "" unless it is true in Python's sense, else its text.
 func StringOption(d *deployment.Deployment, name string) string {
-	if v, _ := d.Option(name); !pyjson.Truthy(v) {
+	if v, _ := d.Option(name); !jsondoc.PyTruthy(v) {
 		return ""
 	}
 	return d.OptionString(name)

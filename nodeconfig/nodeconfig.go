@@ -18,9 +18,9 @@ import (
 
 	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/durable"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // RootVar names the variable whose value prefixes every system path a
@@ -109,11 +109,11 @@ func readList(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := pyjson.Loads(data)
+	doc, err := jsondoc.Loads(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	items, ok := doc.([]pyjson.Value)
+	items, ok := doc.([]jsondoc.Value)
 	if !ok {
 		return nil, fmt.Errorf("%s: not a JSON list", path)
 	}
@@ -128,7 +128,7 @@ func readList(path string) ([]string, error) {
 
 // Lookup reads the metadata and returns the value at the dotted key, as
 // os-apply-config --key does; found is false when it is missing or null.
-func (e Env) Lookup(key string) (v pyjson.Value, found bool, err error) {
+func (e Env) Lookup(key string) (v jsondoc.Value, found bool, err error) {
 	files, err := e.MetadataFiles()
 	if err != nil {
 		return nil, false, err

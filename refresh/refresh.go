@@ -21,10 +21,10 @@ import (
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyerr"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/refresh/runparts"
 )
@@ -199,7 +199,7 @@ func (r *runner) run(ctx context.Context) error {
 			continue
 		}
 		r.log.Info("Starting phase "+phase, "phase", phase)
-		r.log.Debug("Running " + pyjson.Repr([]pyjson.Value{"dib-run-parts", dir}))
+		r.log.Debug("Running " + jsondoc.PyRepr([]jsondoc.Value{"dib-run-parts", dir}))
 		start := time.Now()
 		r.parts.Log = r.partLog.With("phase", phase)
 		err := r.parts.Run(pctx, dir)
@@ -230,7 +230,7 @@ func (r *runner) run(ctx context.Context) error {
 // describe words a phase failure as Python's CalledProcessError for
 // `dib-run-parts DIR` does.
 func describe(dir string, err error) string {
-	cmd := "'" + pyjson.Repr([]pyjson.Value{"dib-run-parts", dir}) + "'"
+	cmd := "'" + jsondoc.PyRepr([]jsondoc.Value{"dib-run-parts", dir}) + "'"
 	var f *runparts.Failure
 	switch {
 	case errors.As(err, &f) && f.Signal != 0:

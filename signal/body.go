@@ -3,7 +3,7 @@ package signal
 import (
 	"unicode/utf8"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // MaxBody is the reference's cap on a signal body, in bytes: under
@@ -30,9 +30,9 @@ type Cut struct {
 // bytes); a value that is absent or not a string is left alone here. If
 // even emptying both does not make it fit, the body is over limit: the
 // caller can tell by its length. data itself is not changed.
-func Encode(data pyjson.Value, limit int) ([]byte, []Cut) {
-	body := pyjson.Dumps(data)
-	obj, ok := data.(*pyjson.Object)
+func Encode(data jsondoc.Value, limit int) ([]byte, []Cut) {
+	body := jsondoc.Dumps(data)
+	obj, ok := data.(*jsondoc.Object)
 	if len(body) <= limit || !ok {
 		return []byte(body), nil
 	}
@@ -65,7 +65,7 @@ func Encode(data pyjson.Value, limit int) ([]byte, []Cut) {
 			n, removed := cutPoint(s, int(want))
 			vals[k], cut[k] = s[n:], cut[k]+removed
 		}
-		body = pyjson.Dumps(withValues(obj, vals))
+		body = jsondoc.Dumps(withValues(obj, vals))
 	}
 	var cuts []Cut
 	for _, k := range trimmedKeys {
@@ -77,8 +77,8 @@ func Encode(data pyjson.Value, limit int) ([]byte, []Cut) {
 }
 
 // withValues is a copy of obj with some string values replaced.
-func withValues(obj *pyjson.Object, vals map[string]string) *pyjson.Object {
-	out := pyjson.NewObject(obj.Len())
+func withValues(obj *jsondoc.Object, vals map[string]string) *jsondoc.Object {
+	out := jsondoc.NewObject(obj.Len())
 	for i := range obj.Len() {
 		k, v := obj.At(i)
 		if s, ok := vals[k]; ok {
@@ -89,7 +89,7 @@ func withValues(obj *pyjson.Object, vals map[string]string) *pyjson.Object {
 	return out
 }
 
-// escapedLen is the length of s serialised by pyjson.Dumps, quotes left
+// escapedLen is the length of s serialised by jsondoc.Dumps, quotes left
 // out.
 func escapedLen(s string) int {
 	n := 0

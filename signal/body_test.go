@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func obj(kv ...any) *pyjson.Object {
-	o := pyjson.NewObject(len(kv) / 2)
+func obj(kv ...any) *jsondoc.Object {
+	o := jsondoc.NewObject(len(kv) / 2)
 	for i := 0; i < len(kv); i += 2 {
 		o.Set(kv[i].(string), kv[i+1])
 	}
@@ -34,24 +34,24 @@ func lines(prefix string, n, width int) string {
 
 func get(t *testing.T, body []byte, key string) string {
 	t.Helper()
-	v, err := pyjson.Loads(body)
+	v, err := jsondoc.Loads(body)
 	if err != nil {
 		t.Fatalf("the trimmed body is not JSON: %v", err)
 	}
-	s, _ := v.(*pyjson.Object).Get(key)
+	s, _ := v.(*jsondoc.Object).Get(key)
 	str, _ := s.(string)
 	return str
 }
 
 func TestEncodeUnderTheLimitIsJSONDumps(t *testing.T) {
 	for _, tc := range []struct {
-		data pyjson.Value
+		data jsondoc.Value
 		want string
 	}{
 		{obj("foo", "bar"), `{"foo": "bar"}`},
-		{obj("deploy_stdout", "caf\u00e9 \U0001F600\n", "deploy_status_code", pyjson.Int(0)), `{"deploy_stdout": "caf\u00e9 \ud83d\ude00\n", "deploy_status_code": 0}`},
+		{obj("deploy_stdout", "caf\u00e9 \U0001F600\n", "deploy_status_code", jsondoc.Int(0)), `{"deploy_stdout": "caf\u00e9 \ud83d\ude00\n", "deploy_status_code": 0}`},
 		{obj(), `{}`},
-		{[]pyjson.Value{pyjson.Int(1), "x"}, `[1, "x"]`},
+		{[]jsondoc.Value{jsondoc.Int(1), "x"}, `[1, "x"]`},
 	} {
 		if got, cuts := Encode(tc.data, MaxBody); string(got) != tc.want || cuts != nil {
 			t.Errorf("got %s %v, want %s", got, cuts, tc.want)
@@ -63,7 +63,7 @@ func TestEncodeUnderTheLimitIsJSONDumps(t *testing.T) {
 // from its start in proportion to its size, their tails whole.
 func TestEncodeTrimKeepsTailsInProportion(t *testing.T) {
 	stdout, stderr := lines("out", 2_000_000/50, 50), lines("err", 500_000/50, 50)
-	data := obj("deploy_stdout", stdout, "deploy_stderr", stderr, "deploy_status_code", pyjson.Int(2))
+	data := obj("deploy_stdout", stdout, "deploy_stderr", stderr, "deploy_status_code", jsondoc.Int(2))
 	body, cuts := Encode(data, MaxBody)
 	if len(body) > MaxBody {
 		t.Fatalf("%d bytes, over %d", len(body), MaxBody)
@@ -110,18 +110,18 @@ func TestEncodeTrimOddShapes(t *testing.T) {
 	escapes := strings.Repeat("\"\\\n\u00e9\U0001F600\x01", 40) // 2, 2, 2, 6, 12 and 6 bytes each
 	for _, tc := range []struct {
 		name     string
-		data     pyjson.Value
+		data     jsondoc.Value
 		wantFits bool
 		kept     map[string]string // key -> the full value whose tail must be kept
 	}{
 		{"no deploy_stderr", obj("deploy_stdout", big), true, map[string]string{"deploy_stdout": big}},
 		{"no deploy_stdout", obj("deploy_stderr", big), true, map[string]string{"deploy_stderr": big}},
-		{"stdout not a string", obj("deploy_stdout", pyjson.Int(7), "deploy_stderr", big), true, map[string]string{"deploy_stderr": big}},
+		{"stdout not a string", obj("deploy_stdout", jsondoc.Int(7), "deploy_stderr", big), true, map[string]string{"deploy_stderr": big}},
 		{"null stderr", obj("deploy_stdout", big, "deploy_stderr", nil), true, map[string]string{"deploy_stdout": big}},
 		{"escapes and wide characters", obj("deploy_stdout", escapes, "deploy_stderr", escapes), true,
 			map[string]string{"deploy_stdout": escapes, "deploy_stderr": escapes}},
 		{"nothing to trim", obj("other", big), false, nil},
-		{"not an object", []pyjson.Value{big}, false, nil},
+		{"not an object", []jsondoc.Value{big}, false, nil},
 		{"too big even emptied", obj("deploy_stdout", big, "other", big), false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestEncodeTrimOddShapes(t *testing.T) {
 			if fits := len(body) <= limit; fits != tc.wantFits {
 				t.Fatalf("%d bytes, fits %v, want %v: %s", len(body), fits, tc.wantFits, body)
 			}
-			if _, err := pyjson.Loads(body); err != nil {
+			if _, err := jsondoc.Loads(body); err != nil {
 				t.Fatalf("not JSON: %v", err)
 			}
 			for k, full := range tc.kept {

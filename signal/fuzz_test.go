@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // FuzzEncodeTrim encodes a hook's result under a limit: the fuzzed one
@@ -33,30 +33,30 @@ func FuzzEncodeTrim(f *testing.F) {
 		} else if limit < 0 || limit > 1<<16 {
 			return
 		}
-		data := pyjson.NewObject(4)
+		data := jsondoc.NewObject(4)
 		data.Set("deploy_stdout", stdout)
 		data.Set("deploy_stderr", stderr)
-		data.Set("deploy_status_code", pyjson.Int(int64(code)))
+		data.Set("deploy_status_code", jsondoc.Int(int64(code)))
 		if key != "" {
 			data.Set(key, key)
 		}
-		whole := pyjson.Dumps(data)
+		whole := jsondoc.Dumps(data)
 		body, cuts := Encode(data, limit)
-		if pyjson.Dumps(data) != whole {
+		if jsondoc.Dumps(data) != whole {
 			t.Fatal("Encode changed its argument")
 		}
-		v, err := pyjson.Loads(body)
+		v, err := jsondoc.Loads(body)
 		if err != nil {
 			t.Fatalf("the body is not JSON: %v", err)
 		}
-		got := v.(*pyjson.Object)
+		got := v.(*jsondoc.Object)
 		if len(whole) <= limit {
 			if string(body) != whole || cuts != nil {
 				t.Fatalf("under the limit the body is not json.dumps: %s, %v", body, cuts)
 			}
 			return
 		}
-		emptied := pyjson.NewObject(4)
+		emptied := jsondoc.NewObject(4)
 		for i := 0; i < data.Len(); i++ {
 			k, val := data.At(i)
 			if _, ok := val.(string); ok && (k == "deploy_stdout" || k == "deploy_stderr") {
@@ -64,7 +64,7 @@ func FuzzEncodeTrim(f *testing.F) {
 			}
 			emptied.Set(k, val)
 		}
-		fits := len(pyjson.Dumps(emptied)) <= limit
+		fits := len(jsondoc.Dumps(emptied)) <= limit
 		if fits && len(body) > limit {
 			t.Fatalf("%d bytes over the limit %d", len(body), limit)
 		}
@@ -81,8 +81,8 @@ func FuzzEncodeTrim(f *testing.F) {
 			}
 			s, isStr := was.(string)
 			if !isStr || k != "deploy_stdout" && k != "deploy_stderr" {
-				if pyjson.Dumps(now) != pyjson.Dumps(was) {
-					t.Fatalf("%s changed: %s -> %s", k, pyjson.Dumps(was), pyjson.Dumps(now))
+				if jsondoc.Dumps(now) != jsondoc.Dumps(was) {
+					t.Fatalf("%s changed: %s -> %s", k, jsondoc.Dumps(was), jsondoc.Dumps(now))
 				}
 				continue
 			}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/httpclient"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/signal"
 )
 
@@ -101,7 +101,7 @@ func TestEachRetryLogsOneLine(t *testing.T) {
 	defer srv.Close()
 	l, log := newLog()
 	o := signal.Options{Log: log, Budget: time.Minute}
-	if err := signal.SendTo(context.Background(), post{"POST", srv.URL + "/sig?Signature=s3cr3t", signal.MaxBody}, pyjson.NewObject(0), o); err != nil {
+	if err := signal.SendTo(context.Background(), post{"POST", srv.URL + "/sig?Signature=s3cr3t", signal.MaxBody}, jsondoc.NewObject(0), o); err != nil {
 		t.Fatal(err)
 	}
 	lines := l.retryLines()
@@ -157,7 +157,7 @@ func TestNoAttemptOutlivesTheBudget(t *testing.T) {
 			srv, requests := hang(t)
 			l, log := newLog()
 			o := signal.Options{Log: log, Budget: time.Second, BudgetName: "THE_KNOB", HTTP: httpclient.Options{Timeout: tc.timeout}}
-			err := signal.SendTo(context.Background(), post{"PUT", srv.URL + "/sig", signal.MaxBody}, pyjson.NewObject(0), o)
+			err := signal.SendTo(context.Background(), post{"PUT", srv.URL + "/sig", signal.MaxBody}, jsondoc.NewObject(0), o)
 			var be *signal.BudgetError
 			if !errors.As(err, &be) || !strings.Contains(err.Error(), "; retry budget of 1s (THE_KNOB) spent") {
 				t.Fatalf("got %v, want the budget spent", err)
@@ -193,13 +193,13 @@ type received struct {
 // Content-Length, which no HTTP server takes for a request, so the
 // server never has a part of a signal it could take for the whole.
 func TestStopSendsNothingHalfSent(t *testing.T) {
-	big := pyjson.NewObject(1)
+	big := jsondoc.NewObject(1)
 	big.Set("deploy_stdout", strings.Repeat("a", 48<<20)) // over the kernel's socket buffers (4 + 32 MiB at most)
-	small := pyjson.NewObject(1)
+	small := jsondoc.NewObject(1)
 	small.Set("deploy_stdout", "done")
 	for _, tc := range []struct {
 		name string
-		data pyjson.Value
+		data jsondoc.Value
 		// handler answers, after reading the body (whole) if read, and
 		// gives what it got to seen.
 		readFirst bool

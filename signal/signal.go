@@ -23,9 +23,9 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -120,7 +120,7 @@ func (r *Request) Authenticate(ctx context.Context, s *keystone.Session) error {
 // (and nil) when there was none. Every way is tried even if one failed;
 // the error joins their failures. An empty o.Transports is an error, not
 // a deployment left unsignalled.
-func Send(ctx context.Context, d *deployment.Deployment, data pyjson.Value, o Options) ([]Kind, error) {
+func Send(ctx context.Context, d *deployment.Deployment, data jsondoc.Value, o Options) ([]Kind, error) {
 	if len(o.Transports) == 0 {
 		return nil, errors.New("no signal transports in this program")
 	}
@@ -141,7 +141,7 @@ func Send(ctx context.Context, d *deployment.Deployment, data pyjson.Value, o Op
 
 // SendTo sends data by s under the same policy as a deployment's signal
 // (the legacy completion handles are pre-signed URLs of no deployment).
-func SendTo(ctx context.Context, s Sender, data pyjson.Value, o Options) error {
+func SendTo(ctx context.Context, s Sender, data jsondoc.Value, o Options) error {
 	return sendAll(ctx, []Sender{s}, data, o)
 }
 
@@ -153,7 +153,7 @@ func (o Options) log() *slog.Logger {
 }
 
 // sendAll sends each signal under one budget.
-func sendAll(ctx context.Context, senders []Sender, data pyjson.Value, o Options) error {
+func sendAll(ctx context.Context, senders []Sender, data jsondoc.Value, o Options) error {
 	ho := o.HTTP
 	if ho.Timeout <= 0 {
 		ho.Timeout = DefaultAttemptTimeout
@@ -197,7 +197,7 @@ func sendAll(ctx context.Context, senders []Sender, data pyjson.Value, o Options
 			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
 		}
 		body, cuts := Encode(data, s.Limit())
-		logTrim(o.log(), len(pyjson.Dumps(data)), len(body), s.Limit(), cuts)
+		logTrim(o.log(), len(jsondoc.Dumps(data)), len(body), s.Limit(), cuts)
 		r.Body = body
 		p.start(r.Kind)
 		err := s.Send(ctx, r)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/heatapi"
 	"github.com/tripleo-go/agent/signal/presigned"
@@ -88,7 +88,7 @@ func TestSendHandsEachWayItsRequest(t *testing.T) {
 	url, zaqar, heat, list := fakes(1000, 1000, 100)
 	o := signal.Options{Transports: list}
 	d := dep(t, append([]string{"deploy_signal_id", `"http://h/x?a=1"`, "deploy_signal_verb", `"PUT"`, "deploy_region_name", `"RegionOne"`}, heatInputs...)...)
-	data := pyjson.NewObject(1)
+	data := jsondoc.NewObject(1)
 	data.Set("deploy_stdout", strings.Repeat("x", 200))
 	kinds, err := signal.Send(context.Background(), d, data, o)
 	if err != nil || !reflect.DeepEqual(kinds, []signal.Kind{presigned.TempURL, heatapi.Kind}) {
@@ -111,7 +111,7 @@ func TestSendHandsEachWayItsRequest(t *testing.T) {
 
 func TestSendNoSignal(t *testing.T) {
 	url, zaqar, heat, list := fakes()
-	kinds, err := signal.Send(context.Background(), dep(t, "foo", `"bar"`), pyjson.NewObject(0), signal.Options{Transports: list})
+	kinds, err := signal.Send(context.Background(), dep(t, "foo", `"bar"`), jsondoc.NewObject(0), signal.Options{Transports: list})
 	if err != nil || !reflect.DeepEqual(kinds, []signal.Kind{signal.None}) || len(url.got)+len(zaqar.got)+len(heat.got) != 0 {
 		t.Fatalf("%v %v, %d sent", kinds, err, len(url.got)+len(zaqar.got)+len(heat.got))
 	}
@@ -120,7 +120,7 @@ func TestSendNoSignal(t *testing.T) {
 // A program that forgot its list of transports fails, rather than take
 // every deployment for a NO_SIGNAL one.
 func TestSendWithoutTransports(t *testing.T) {
-	_, err := signal.Send(context.Background(), dep(t, heatInputs...), pyjson.NewObject(0), signal.Options{})
+	_, err := signal.Send(context.Background(), dep(t, heatInputs...), jsondoc.NewObject(0), signal.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no signal transports in this program") {
 		t.Fatalf("got %v", err)
 	}
@@ -132,7 +132,7 @@ func TestSendRedactsEchoedSecrets(t *testing.T) {
 	url, _, heat, list := fakes()
 	url.err, heat.err = cause, cause
 	d := dep(t, append([]string{"deploy_signal_id", `"http://h/x?Timestamp=2026-01-01T00%3A00%3A00Z&AWSAccessKeyId=AKIDEXAMPLE&Signature=ab%2Bcd%3D"`}, heatInputs...)...)
-	_, err := signal.Send(context.Background(), d, pyjson.NewObject(0), signal.Options{Transports: list})
+	_, err := signal.Send(context.Background(), d, jsondoc.NewObject(0), signal.Options{Transports: list})
 	if err == nil || !errors.Is(err, cause) {
 		t.Fatalf("got %v, want it to wrap the cause", err)
 	}
@@ -147,7 +147,7 @@ func TestSendRedactsEchoedSecrets(t *testing.T) {
 func TestSendWarnsOfATrim(t *testing.T) {
 	var log strings.Builder
 	f, _, _, list := fakes(100)
-	data := pyjson.NewObject(2)
+	data := jsondoc.NewObject(2)
 	data.Set("deploy_stdout", strings.Repeat("o", 150))
 	data.Set("deploy_stderr", strings.Repeat("e", 50))
 	o := signal.Options{Log: slog.New(slog.NewTextHandler(&log, nil)), Transports: list}

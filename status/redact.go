@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -114,27 +114,27 @@ func (r *redaction) harvestDir(dir string) {
 		if err != nil {
 			continue
 		}
-		if v, err := pyjson.Loads(data); err == nil {
+		if v, err := jsondoc.Loads(data); err == nil {
 			r.walk(v, false)
 		}
 	}
 }
 
-func (r *redaction) walk(v pyjson.Value, sensitive bool) {
+func (r *redaction) walk(v jsondoc.Value, sensitive bool) {
 	switch v := v.(type) {
 	case string:
 		if sensitive {
 			r.known = append(r.known, v)
 		}
 		r.harvestURL(v)
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		name, _ := v.Get("name")
 		input, _ := name.(string)
 		for _, k := range v.Keys() {
 			child, _ := v.Get(k)
 			r.walk(child, sensitive || secret.SensitiveName(k) || (k == "value" && secret.SensitiveName(input)))
 		}
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		for _, c := range v {
 			r.walk(c, sensitive)
 		}

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
 
@@ -55,12 +55,12 @@ func errorf(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(f
 
 // parseYAML11 is the file's YAML as the reference reads it,
 // "safe_load(...) or {}": nil when empty or false.
-func parseYAML11(data []byte) (pyjson.Value, error) {
+func parseYAML11(data []byte) (jsondoc.Value, error) {
 	v, err := pyyaml.SafeLoad(data)
 	if err != nil {
 		return nil, &Error{Msg: err.Error()}
 	}
-	if !pyjson.Truthy(v) {
+	if !jsondoc.PyTruthy(v) {
 		return nil, nil
 	}
 	return v, nil
@@ -77,7 +77,7 @@ func Parse(data []byte, accounts Accounts) (Control, error) {
 	if doc == nil {
 		return c, nil
 	}
-	obj, ok := doc.(*pyjson.Object)
+	obj, ok := doc.(*jsondoc.Object)
 	if !ok {
 		return c, &Error{Msg: "header is not a dict"}
 	}
@@ -99,7 +99,7 @@ func Parse(data []byte, accounts Accounts) (Control, error) {
 		case "allow_empty":
 			b, ok := v.(bool)
 			if !ok {
-				err = errorf("allow_empty requires Boolean, got: '%s'", pyjson.Str(v))
+				err = errorf("allow_empty requires Boolean, got: '%s'", jsondoc.PyStr(v))
 			}
 			c.AllowEmpty = b
 		default:
@@ -112,10 +112,10 @@ func Parse(data []byte, accounts Accounts) (Control, error) {
 	return c, nil
 }
 
-func parseMode(v pyjson.Value) (uint32, error) {
-	n, ok := v.(pyjson.Number)
+func parseMode(v jsondoc.Value) (uint32, error) {
+	n, ok := v.(jsondoc.Number)
 	if !ok || n.IsFloat {
-		return 0, errorf("mode '%s' is not numeric", pyjson.Str(v))
+		return 0, errorf("mode '%s' is not numeric", jsondoc.PyStr(v))
 	}
 	m, err := strconv.ParseInt(n.Text, 10, 64)
 	if err != nil || m < 0 || m > 0o777 {
@@ -137,26 +137,26 @@ func octalRepr(dec string) string {
 	return "0o" + i.Text(8)
 }
 
-func resolve(v pyjson.Value, what, db string, byName func(string) (int, error), byID func(int) (int, error)) (int, error) {
+func resolve(v jsondoc.Value, what, db string, byName func(string) (int, error), byID func(int) (int, error)) (int, error) {
 	var id int
 	var err error
 	switch x := v.(type) {
 	case string:
 		id, err = byName(x)
-	case pyjson.Number:
+	case jsondoc.Number:
 		i, perr := strconv.ParseInt(x.Text, 10, 64)
 		if x.IsFloat || perr != nil || i < math.MinInt32 || i > math.MaxUint32 {
 			if x.IsFloat {
-				return 0, errorf("%s '%s' must be a string or int", what, pyjson.Str(v))
+				return 0, errorf("%s '%s' must be a string or int", what, jsondoc.PyStr(v))
 			}
-			return 0, errorf("%s '%s' not found in %s database", what, pyjson.Str(v), db)
+			return 0, errorf("%s '%s' not found in %s database", what, jsondoc.PyStr(v), db)
 		}
 		id, err = byID(int(i))
 	default:
-		return 0, errorf("%s '%s' must be a string or int", what, pyjson.Str(v))
+		return 0, errorf("%s '%s' must be a string or int", what, jsondoc.PyStr(v))
 	}
 	if err != nil {
-		return 0, errorf("%s '%s' not found in %s database", what, pyjson.Str(v), db)
+		return 0, errorf("%s '%s' not found in %s database", what, jsondoc.PyStr(v), db)
 	}
 	return id, nil
 }

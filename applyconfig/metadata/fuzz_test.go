@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -52,14 +52,14 @@ func FuzzMerge(f *testing.F) {
 			checkMerge(t, ref, dir, [3][]byte{a, b, c}, key)
 		}
 		paths := make([]string, 3)
-		var docs []*pyjson.Object
+		var docs []*jsondoc.Object
 		for i, data := range [][]byte{a, b, c} {
 			paths[i] = filepath.Join(dir, string(rune('a'+i))+".json")
 			if err := os.WriteFile(paths[i], data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := pyjson.Loads(data); err == nil {
-				if obj, ok := v.(*pyjson.Object); ok && obj.Len() > 0 {
+			if v, err := jsondoc.Loads(data); err == nil {
+				if obj, ok := v.(*jsondoc.Object); ok && obj.Len() > 0 {
 					docs = append(docs, obj)
 				}
 			}
@@ -74,26 +74,26 @@ func FuzzMerge(f *testing.F) {
 		}
 		before := make([]string, len(docs))
 		for i, d := range docs {
-			before[i] = pyjson.Dumps(d)
+			before[i] = jsondoc.Dumps(d)
 		}
 		// The same merge, step by step, over the documents read apart.
-		want := pyjson.NewObject(0)
+		want := jsondoc.NewObject(0)
 		for _, d := range docs {
 			checkMergeStep(t, want, d)
 		}
-		if got := pyjson.Dumps(merged); got != pyjson.Dumps(want) {
-			t.Fatalf("Read and Merge differ:\n%s\n%s", got, pyjson.Dumps(want))
+		if got := jsondoc.Dumps(merged); got != jsondoc.Dumps(want) {
+			t.Fatalf("Read and Merge differ:\n%s\n%s", got, jsondoc.Dumps(want))
 		}
 		for i, d := range docs {
-			if pyjson.Dumps(d) != before[i] {
-				t.Fatalf("merging changed document %d:\n%s\n%s", i, before[i], pyjson.Dumps(d))
+			if jsondoc.Dumps(d) != before[i] {
+				t.Fatalf("merging changed document %d:\n%s\n%s", i, before[i], jsondoc.Dumps(d))
 			}
 		}
-		again := pyjson.NewObject(0)
+		again := jsondoc.NewObject(0)
 		Merge(again, merged)
 		Merge(again, merged)
-		if pyjson.Dumps(again) != pyjson.Dumps(merged) {
-			t.Fatalf("merging a document with itself changed it:\n%s\n%s", pyjson.Dumps(merged), pyjson.Dumps(again))
+		if jsondoc.Dumps(again) != jsondoc.Dumps(merged) {
+			t.Fatalf("merging a document with itself changed it:\n%s\n%s", jsondoc.Dumps(merged), jsondoc.Dumps(again))
 		}
 		_, _ = Lookup(merged, key)
 		if _, err := Subhash(merged, key); err != nil && strings.ContainsAny(err.Error(), "\n\r") && !strings.ContainsAny(key, "\n\r") {
@@ -104,9 +104,9 @@ func FuzzMerge(f *testing.F) {
 
 // checkMergeStep merges overlay into base and checks the result key by
 // key against the rule.
-func checkMergeStep(t *testing.T, base, overlay *pyjson.Object) {
+func checkMergeStep(t *testing.T, base, overlay *jsondoc.Object) {
 	t.Helper()
-	old := pyjson.NewObject(base.Len())
+	old := jsondoc.NewObject(base.Len())
 	for i := 0; i < base.Len(); i++ {
 		old.Set(base.At(i))
 	}
@@ -125,23 +125,23 @@ func checkMergeStep(t *testing.T, base, overlay *pyjson.Object) {
 		got, _ := base.Get(k)
 		ov, inOverlay := overlay.Get(k)
 		was, _ := old.Get(k)
-		wasObj, ok1 := was.(*pyjson.Object)
-		ovObj, ok2 := ov.(*pyjson.Object)
+		wasObj, ok1 := was.(*jsondoc.Object)
+		ovObj, ok2 := ov.(*jsondoc.Object)
 		switch {
 		case !inOverlay:
-			if pyjson.Dumps(got) != pyjson.Dumps(was) {
+			if jsondoc.Dumps(got) != jsondoc.Dumps(was) {
 				t.Fatalf("key %q changed without an overlay value", k)
 			}
 		case ok1 && ok2:
-			want := pyjson.NewObject(0)
+			want := jsondoc.NewObject(0)
 			Merge(want, wasObj)
 			checkMergeStep(t, want, ovObj)
-			if pyjson.Dumps(got) != pyjson.Dumps(want) {
-				t.Fatalf("key %q: objects not merged: %s", k, pyjson.Dumps(got))
+			if jsondoc.Dumps(got) != jsondoc.Dumps(want) {
+				t.Fatalf("key %q: objects not merged: %s", k, jsondoc.Dumps(got))
 			}
 		default:
-			if pyjson.Dumps(got) != pyjson.Dumps(ov) {
-				t.Fatalf("key %q: %s, want the later value %s", k, pyjson.Dumps(got), pyjson.Dumps(ov))
+			if jsondoc.Dumps(got) != jsondoc.Dumps(ov) {
+				t.Fatalf("key %q: %s, want the later value %s", k, jsondoc.Dumps(got), jsondoc.Dumps(ov))
 			}
 		}
 	}
@@ -198,15 +198,15 @@ func checkMerge(t *testing.T, ref *difftest.Reference, dir string, docs [3][]byt
 	case want.Error != (err != nil):
 		t.Errorf("%s: reference refuses: %v, ours: %v", label, want.Error, err)
 	case err != nil:
-	case pyjson.Dumps(merged) != *want.Merged:
-		t.Errorf("%s: merged\nours      %s\nreference %s", label, pyjson.Dumps(merged), *want.Merged)
+	case jsondoc.Dumps(merged) != *want.Merged:
+		t.Errorf("%s: merged\nours      %s\nreference %s", label, jsondoc.Dumps(merged), *want.Merged)
 	default:
 		v, ok := Lookup(merged, key)
 		switch {
 		case ok != (want.Value != nil):
 			t.Errorf("%s: key found: ours %v, reference %v", label, ok, want.Value != nil)
-		case ok && pyjson.Dumps(v) != *want.Value:
-			t.Errorf("%s: key value\nours      %s\nreference %s", label, pyjson.Dumps(v), *want.Value)
+		case ok && jsondoc.Dumps(v) != *want.Value:
+			t.Errorf("%s: key value\nours      %s\nreference %s", label, jsondoc.Dumps(v), *want.Value)
 		}
 	}
 	return 1

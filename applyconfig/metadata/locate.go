@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // The places os-apply-config looks for its metadata when no --metadata
@@ -59,11 +59,11 @@ func readList(path string) ([]string, error) {
 	if err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("Could not read %s: %v", path, err)}
 	}
-	doc, err := pyjson.Loads(data)
+	doc, err := jsondoc.Loads(data)
 	if err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("Could not parse %s: %v", path, err)}
 	}
-	items, ok := doc.([]pyjson.Value)
+	items, ok := doc.([]jsondoc.Value)
 	if !ok {
 		return nil, &Error{Msg: "No list defined in json file: " + path}
 	}
@@ -80,12 +80,12 @@ func readList(path string) ([]string, error) {
 // prints of v, the value Lookup found (nil when it found none), before
 // its newline: "" for none, JSON for objects, lists and booleans, and
 // Python's str() for strings and numbers.
-func Raw(v pyjson.Value) string {
+func Raw(v jsondoc.Value) string {
 	switch v.(type) {
 	case nil:
 		return ""
-	case *pyjson.Object, []pyjson.Value, bool:
-		return pyjson.Dumps(v)
+	case *jsondoc.Object, []jsondoc.Value, bool:
+		return jsondoc.Dumps(v)
 	}
-	return pyjson.Str(v)
+	return jsondoc.PyStr(v)
 }

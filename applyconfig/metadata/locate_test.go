@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Files finds the metadata as os-apply-config --key does: the fallbacks
@@ -56,14 +56,14 @@ func TestFiles(t *testing.T) {
 
 // Raw prints as os-apply-config --key --type raw does.
 func TestRaw(t *testing.T) {
-	obj := pyjson.NewObject(1)
-	obj.Set("a", []pyjson.Value{pyjson.Int(1), "é"})
+	obj := jsondoc.NewObject(1)
+	obj.Set("a", []jsondoc.Value{jsondoc.Int(1), "é"})
 	for _, tc := range []struct {
-		v    pyjson.Value
+		v    jsondoc.Value
 		want string
 	}{
-		{nil, ""}, {"s", "s"}, {true, "true"}, {pyjson.Float(1), "1.0"}, {pyjson.Int(7), "7"},
-		{obj, `{"a": [1, "\u00e9"]}`}, {[]pyjson.Value{}, "[]"},
+		{nil, ""}, {"s", "s"}, {true, "true"}, {jsondoc.Float(1), "1.0"}, {jsondoc.Int(7), "7"},
+		{obj, `{"a": [1, "\u00e9"]}`}, {[]jsondoc.Value{}, "[]"},
 	} {
 		if got := Raw(tc.v); got != tc.want {
 			t.Errorf("Raw(%#v) = %q, want %q", tc.v, got, tc.want)

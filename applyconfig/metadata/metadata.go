@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pyerr"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
@@ -23,8 +23,8 @@ func (e *Error) Error() string { return e.Msg }
 // Read reads and merges the files at paths. Empty paths and files that do
 // not exist are skipped; a file that cannot be read or is not JSON is an
 // error naming it.
-func Read(paths []string) (*pyjson.Object, error) {
-	merged := pyjson.NewObject(0)
+func Read(paths []string) (*jsondoc.Object, error) {
+	merged := jsondoc.NewObject(0)
 	for _, p := range paths {
 		if p == "" {
 			continue
@@ -39,12 +39,12 @@ func Read(paths []string) (*pyjson.Object, error) {
 		if msg, bad := pyutf8.DecodeError(data); bad {
 			return nil, &Error{Msg: fmt.Sprintf("Could not parse metadata file: %s: %s", p, msg)}
 		}
-		doc, err := pyjson.Loads(data)
+		doc, err := jsondoc.Loads(data)
 		if err != nil {
 			return nil, &Error{Msg: fmt.Sprintf("Could not parse metadata file: %s: %v", p, err)}
 		}
 		// Only non-empty objects count; other documents are ignored.
-		if obj, ok := doc.(*pyjson.Object); ok && obj.Len() > 0 {
+		if obj, ok := doc.(*jsondoc.Object); ok && obj.Len() > 0 {
 			Merge(merged, obj)
 		}
 	}
@@ -55,14 +55,14 @@ func Read(paths []string) (*pyjson.Object, error) {
 // the objects merge; otherwise overlay's value replaces base's (lists are
 // replaced, not joined; null overwrites). New keys go last, as in a Python
 // dict. overlay's values are shared, not copied.
-func Merge(base, overlay *pyjson.Object) {
+func Merge(base, overlay *jsondoc.Object) {
 	for i := 0; i < overlay.Len(); i++ {
 		k, v := overlay.At(i)
 		if old, ok := base.Get(k); ok {
-			oldObj, oldIsObj := old.(*pyjson.Object)
-			newObj, newIsObj := v.(*pyjson.Object)
+			oldObj, oldIsObj := old.(*jsondoc.Object)
+			newObj, newIsObj := v.(*jsondoc.Object)
 			if oldIsObj && newIsObj {
-				merged := pyjson.NewObject(oldObj.Len() + newObj.Len())
+				merged := jsondoc.NewObject(oldObj.Len() + newObj.Len())
 				Merge(merged, oldObj)
 				Merge(merged, newObj)
 				base.Set(k, merged)
@@ -75,14 +75,14 @@ func Merge(base, overlay *pyjson.Object) {
 
 // Subhash returns the object at the dotted path keys; every step must be an
 // object.
-func Subhash(cfg *pyjson.Object, keys string) (*pyjson.Object, error) {
+func Subhash(cfg *jsondoc.Object, keys string) (*jsondoc.Object, error) {
 	if keys == "" {
 		return cfg, nil
 	}
 	cur := cfg
 	for _, k := range strings.Split(keys, ".") {
 		v, _ := cur.Get(k)
-		next, ok := v.(*pyjson.Object)
+		next, ok := v.(*jsondoc.Object)
 		if !ok {
 			return nil, &Error{Msg: fmt.Sprintf("key '%s' does not correspond to a hash in the metadata file", keys)}
 		}
@@ -94,17 +94,17 @@ func Subhash(cfg *pyjson.Object, keys string) (*pyjson.Object, error) {
 // Lookup finds the dotted key in cfg as the reference's --key does: each
 // step is an object key or, in a list, an index (Python's int(), so "-1"
 // is the last item). A missing step or a null value is not found.
-func Lookup(cfg *pyjson.Object, key string) (pyjson.Value, bool) {
-	var cur pyjson.Value = cfg
+func Lookup(cfg *jsondoc.Object, key string) (jsondoc.Value, bool) {
+	var cur jsondoc.Value = cfg
 	for _, k := range strings.Split(key, ".") {
 		switch x := cur.(type) {
-		case *pyjson.Object:
+		case *jsondoc.Object:
 			v, ok := x.Get(k)
 			if !ok || v == nil {
 				return nil, false
 			}
 			cur = v
-		case []pyjson.Value:
+		case []jsondoc.Value:
 			i, ok := pyInt(k)
 			if ok && i < 0 {
 				i += len(x)

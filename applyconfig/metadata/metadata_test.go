@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 func write(t *testing.T, dir, name, body string) string {
@@ -45,7 +45,7 @@ func TestMerge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := pyjson.Dumps(got); s != tc.want {
+			if s := jsondoc.Dumps(got); s != tc.want {
 				t.Fatalf("got %s, want %s", s, tc.want)
 			}
 		})
@@ -67,14 +67,14 @@ func TestReadErrorsNameTheFile(t *testing.T) {
 }
 
 func TestLookupAndSubhash(t *testing.T) {
-	v, _ := pyjson.Loads([]byte(`{"a": {"b": [10, {"c": "deep"}, null]}, "n": null, "s": "str"}`))
-	cfg := v.(*pyjson.Object)
+	v, _ := jsondoc.Loads([]byte(`{"a": {"b": [10, {"c": "deep"}, null]}, "n": null, "s": "str"}`))
+	cfg := v.(*jsondoc.Object)
 	for key, want := range map[string]string{
 		"a.b.0": "10", "a.b.1.c": "deep", "a.b.-1": "", "a.b.-3": "10", "a.b.3": "", "n": "", "s.x": "",
 		"a.b. 0": "10", "a.b.+1.c": "deep", "a.b.x": "", "missing": "",
 	} {
 		got, ok := Lookup(cfg, key)
-		if (want == "") != !ok || (ok && pyjson.Str(got) != want) {
+		if (want == "") != !ok || (ok && jsondoc.PyStr(got) != want) {
 			t.Errorf("Lookup(%s) = %v, %v; want %q", key, got, ok, want)
 		}
 	}
@@ -96,12 +96,12 @@ func BenchmarkMerge(b *testing.B) {
 		sb.WriteString(`"svc` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `": {"host": "h", "port": 1, "opts": {"a": [1, 2], "b": true}}`)
 	}
 	sb.WriteString("}")
-	v1, _ := pyjson.Loads([]byte(sb.String()))
-	v2, _ := pyjson.Loads([]byte(sb.String()))
+	v1, _ := jsondoc.Loads([]byte(sb.String()))
+	v2, _ := jsondoc.Loads([]byte(sb.String()))
 	b.ResetTimer()
 	for b.Loop() {
-		base := pyjson.NewObject(0)
-		Merge(base, v1.(*pyjson.Object))
-		Merge(base, v2.(*pyjson.Object))
+		base := jsondoc.NewObject(0)
+		Merge(base, v1.(*jsondoc.Object))
+		Merge(base, v2.(*jsondoc.Object))
 	}
 }

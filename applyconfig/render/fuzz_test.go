@@ -9,7 +9,7 @@ import (
 
 	"github.com/cbroglie/mustache"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -44,13 +44,13 @@ func seedMustache(f *testing.F) {
 }
 
 // fuzzMetadata is meta when it is a JSON object, else the fixture.
-func fuzzMetadata(meta []byte) pyjson.Value {
-	if v, err := pyjson.Loads(meta); err == nil {
-		if _, ok := v.(*pyjson.Object); ok {
+func fuzzMetadata(meta []byte) jsondoc.Value {
+	if v, err := jsondoc.Loads(meta); err == nil {
+		if _, ok := v.(*jsondoc.Object); ok {
 			return v
 		}
 	}
-	v, err := pyjson.Loads([]byte(fixture))
+	v, err := jsondoc.Loads([]byte(fixture))
 	if err != nil {
 		panic(err)
 	}
@@ -166,7 +166,7 @@ func checkMustache(t *testing.T, ref *difftest.Reference, tmpl, meta []byte) int
 		Skip  string
 	}
 	md := fuzzMetadata(meta)
-	if !ref.Query(t, map[string]string{"template": base64.StdEncoding.EncodeToString(tmpl), "metadata": pyjson.Dumps(md)}, &want) || want.Skip != "" {
+	if !ref.Query(t, map[string]string{"template": base64.StdEncoding.EncodeToString(tmpl), "metadata": jsondoc.Dumps(md)}, &want) || want.Skip != "" {
 		return 0
 	}
 	got, err := NewMetadata(md).Mustache(tmpl)
@@ -174,7 +174,7 @@ func checkMustache(t *testing.T, ref *difftest.Reference, tmpl, meta []byte) int
 	case err == nil && want.Out == nil:
 		t.Errorf("template %q: ours renders %q, the reference refuses: %s", tmpl, got, want.Error)
 	case err == nil && string(got) != *want.Out:
-		t.Errorf("template %q over %s:\nours      %q\nreference %q", tmpl, pyjson.Dumps(md), got, *want.Out)
+		t.Errorf("template %q over %s:\nours      %q\nreference %q", tmpl, jsondoc.Dumps(md), got, *want.Out)
 	case err != nil && want.Out != nil && !malformed(string(tmpl)):
 		t.Errorf("template %q: ours refuses (%v), the reference renders %q", tmpl, err, *want.Out)
 	}
@@ -186,7 +186,7 @@ func checkMustache(t *testing.T, ref *difftest.Reference, tmpl, meta []byte) int
 // an empty tag, an unbalanced triple mustache, a tag pystache reads
 // otherwise (tagError).
 func malformed(tmpl string) bool {
-	_, err := NewMetadata(pyjson.NewObject(0)).Mustache([]byte(tmpl))
+	_, err := NewMetadata(jsondoc.NewObject(0)).Mustache([]byte(tmpl))
 	if errors.As(err, new(tagError)) {
 		return true
 	}

@@ -18,9 +18,9 @@ import (
 	"github.com/cbroglie/mustache"
 	"golang.org/x/sys/unix"
 
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/pyerr"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/pyutf8"
 )
 
@@ -63,12 +63,12 @@ type Metadata struct {
 }
 
 // NewMetadata prepares cfg (a decoded JSON object) for rendering.
-func NewMetadata(cfg pyjson.Value) *Metadata {
+func NewMetadata(cfg jsondoc.Value) *Metadata {
 	vb := newViewBuilder()
 	return &Metadata{
 		vb:        vb,
 		view:      vb.view(cfg),
-		stdin:     sync.OnceValue(func() []byte { return []byte(pyjson.Dumps(cfg)) }),
+		stdin:     sync.OnceValue(func() []byte { return []byte(jsondoc.Dumps(cfg)) }),
 		timeout:   ExecTimeout,
 		maxOutput: MaxExecOutput,
 	}
@@ -211,7 +211,7 @@ func (m *Metadata) execute(ctx context.Context, path string) ([]byte, error) {
 		return nil, &Error{Msg: fmt.Sprintf("config script could not be run: %s: %s", path, pyerr.ErrorString(err, path))}
 	case res.Returncode() != 0:
 		out := append(stdout.Bytes(), stderr.Bytes()...)
-		return nil, &Error{Msg: fmt.Sprintf("config script failed: %s\n\nwith output:\n\n%s", path, pyjson.ReprBytes(out))}
+		return nil, &Error{Msg: fmt.Sprintf("config script failed: %s\n\nwith output:\n\n%s", path, jsondoc.PyReprBytes(out))}
 	case stdout.Dropped() > 0:
 		return nil, &Error{Msg: fmt.Sprintf("config script wrote more than %d bytes: %s", m.maxOutput, path)}
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 const fixture = `{"x": "foo", "y": false, "z": null, "n": 0, "f": -0.0, "ff": 0.0, "one": 1,
@@ -19,7 +19,7 @@ const fixture = `{"x": "foo", "y": false, "z": null, "n": 0, "f": -0.0, "ff": 0.
  "top": "outer", "big": 123456789012345678901234567890, "t": true, "String": "key named String"}`
 
 func md(t testing.TB) *Metadata {
-	cfg, err := pyjson.Loads([]byte(fixture))
+	cfg, err := jsondoc.Loads([]byte(fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestMarkerAndRefsPrintNothing(t *testing.T) {
 			t.Errorf("%q: got %q, %v; want %q", tc.tmpl, got, err, tc.want)
 		}
 	}
-	empty := NewMetadata(pyjson.NewObject(0))
+	empty := NewMetadata(jsondoc.NewObject(0))
 	if got, err := empty.Mustache([]byte("{{^t}} \n{{/t}}[{{.}}]")); err != nil || string(got) != " \n[{}]" {
 		t.Errorf("empty metadata: %q, %v", got, err)
 	}

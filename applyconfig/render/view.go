@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // The reference renders with pystache and a JSON string coercion; this
@@ -47,7 +47,7 @@ const refKey = ""
 type ref struct {
 	id    int
 	nonce string
-	obj   *pyjson.Object
+	obj   *jsondoc.Object
 }
 
 func (r ref) Format(f fmt.State, _ rune) {
@@ -88,7 +88,7 @@ const blankKey = "."
 // viewBuilder converts decoded JSON to the types above and numbers dicts.
 type viewBuilder struct {
 	nonce string // "\x00dict-<random>-": cannot occur in templates or metadata by chance
-	dicts []*pyjson.Object
+	dicts []*jsondoc.Object
 }
 
 func newViewBuilder() *viewBuilder {
@@ -97,9 +97,9 @@ func newViewBuilder() *viewBuilder {
 	return &viewBuilder{nonce: "\x00dict-" + hex.EncodeToString(b) + "-"}
 }
 
-func (vb *viewBuilder) view(v pyjson.Value) any {
+func (vb *viewBuilder) view(v jsondoc.Value) any {
 	switch x := v.(type) {
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		if x.Len() == 0 {
 			return emptyDict(nil)
 		}
@@ -113,7 +113,7 @@ func (vb *viewBuilder) view(v pyjson.Value) any {
 		d[refKey] = ref{id: len(vb.dicts), nonce: vb.nonce, obj: x}
 		vb.dicts = append(vb.dicts, x)
 		return d
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		l := make(list, len(x))
 		for i, item := range x {
 			l[i] = vb.view(item)
@@ -124,7 +124,7 @@ func (vb *viewBuilder) view(v pyjson.Value) any {
 			return blankString{blankKey: x}
 		}
 		return x
-	case pyjson.Number:
+	case jsondoc.Number:
 		switch {
 		case !x.IsZero():
 			return number(x.Text)
@@ -144,14 +144,14 @@ func (vb *viewBuilder) view(v pyjson.Value) any {
 }
 
 // toJSON recovers the JSON value a view stands for.
-func toJSON(v any) pyjson.Value {
+func toJSON(v any) jsondoc.Value {
 	switch x := v.(type) {
 	case dict:
 		return x[refKey].(ref).obj
 	case emptyDict:
-		return pyjson.NewObject(0)
+		return jsondoc.NewObject(0)
 	case list:
-		out := make([]pyjson.Value, len(x))
+		out := make([]jsondoc.Value, len(x))
 		for i, item := range x {
 			out[i] = toJSON(item)
 		}
@@ -161,13 +161,13 @@ func toJSON(v any) pyjson.Value {
 	case blankString:
 		return x[blankKey].(string)
 	case number:
-		return pyjson.Number{Text: string(x)}
+		return jsondoc.Number{Text: string(x)}
 	case zeroInt:
-		return pyjson.Number{Text: "0"}
+		return jsondoc.Number{Text: "0"}
 	case zeroFloat:
-		return pyjson.Number{Text: "0.0", IsFloat: true}
+		return jsondoc.Number{Text: "0.0", IsFloat: true}
 	case negZeroFloat:
-		return pyjson.Number{Text: "-0.0", IsFloat: true}
+		return jsondoc.Number{Text: "-0.0", IsFloat: true}
 	case bool:
 		return x
 	}
@@ -187,7 +187,7 @@ func (o *output) Write(p []byte) (int, error) {
 		if end := bytes.IndexByte(rest, 0); end > 0 {
 			if id, err := strconv.Atoi(string(rest[:end])); err == nil && id < len(o.vb.dicts) {
 				if i > 0 { // a printed dict; a bare ref (from "a.") prints nothing
-					o.buf.WriteString(pyjson.Dumps(o.vb.dicts[id]))
+					o.buf.WriteString(jsondoc.Dumps(o.vb.dicts[id]))
 				}
 				return len(p), nil
 			}
@@ -197,7 +197,7 @@ func (o *output) Write(p []byte) (int, error) {
 }
 
 // The falsy types and the rarely-context ones print through Format.
-func (l list) Format(f fmt.State, _ rune)        { io.WriteString(f, pyjson.Dumps(toJSON(l))) }
+func (l list) Format(f fmt.State, _ rune)        { io.WriteString(f, jsondoc.Dumps(toJSON(l))) }
 func (emptyDict) Format(f fmt.State, _ rune)     { io.WriteString(f, "{}") }
 func (zeroInt) Format(f fmt.State, _ rune)       { io.WriteString(f, "0") }
 func (zeroFloat) Format(f fmt.State, _ rune)     { io.WriteString(f, "0.0") }

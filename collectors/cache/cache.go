@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -83,7 +83,7 @@ func (c *Cache) Path(name string) string { return pypath.Join(c.Dir, name+".json
 // compared byte for byte, and parsed only when its bytes differ (what a
 // byte compare cannot tell: equal JSON written otherwise). A 100 MB key
 // costs its parsed document and buffers, not four more copies of it.
-func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path string, err error) {
+func (c *Cache) Store(name string, content jsondoc.Value) (changed bool, path string, err error) {
 	if err := CheckName(name); err != nil {
 		return false, "", err
 	}
@@ -91,7 +91,7 @@ func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path str
 		return false, "", err
 	}
 	path = c.Path(name)
-	encode := func(w *bufio.Writer) error { return pyjson.WriteIndent(w, content, 1) }
+	encode := func(w *bufio.Writer) error { return jsondoc.WriteIndent(w, content, 1) }
 	orig := path + ".orig"
 	if _, err := os.Stat(orig); errors.Is(err, fs.ErrNotExist) {
 		if err := c.writeWith(orig, encode); err != nil {
@@ -116,11 +116,11 @@ func (c *Cache) Store(name string, content pyjson.Value) (changed bool, path str
 	if err != nil {
 		return true, path, nil
 	}
-	then, err := pyjson.LoadsOwned(last)
+	then, err := jsondoc.LoadsOwned(last)
 	if err != nil {
 		return true, path, nil // an unreadable .last is a change, not a crash
 	}
-	return !pyjson.Equal(then, content), path, nil
+	return !jsondoc.Equal(then, content), path, nil
 }
 
 // Committed reports whether a command ever ran successfully with name
@@ -159,12 +159,12 @@ func (c *Cache) StoreMetaList(names []string) (string, error) {
 	if err := c.ensureDir(); err != nil {
 		return "", err
 	}
-	list := make([]pyjson.Value, len(names))
+	list := make([]jsondoc.Value, len(names))
 	for i, n := range names {
 		list[i] = c.Path(n)
 	}
 	dest := c.Path(MetaListName)
-	return dest, c.write(dest, []byte(pyjson.Dumps(list)))
+	return dest, c.write(dest, []byte(jsondoc.Dumps(list)))
 }
 
 // Backup replaces dst with a copy of the cache directory (the reference's

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -98,7 +98,7 @@ func TestAgainstReferenceModule(t *testing.T) {
 		for _, o := range ops {
 			switch o[0] {
 			case "store":
-				v, err := pyjson.Loads(o[2].(json.RawMessage))
+				v, err := jsondoc.Loads(o[2].(json.RawMessage))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,7 +142,7 @@ func TestHostileNamesRefused(t *testing.T) {
 	c := &Cache{Dir: t.TempDir()}
 	for _, name := range []string{"../x", "/etc/passwd", "a/b", "..", ".", "", "nul\x00byte",
 		strings.Repeat("L", MaxNameBytes+1), "a:b", "new\nline", "tab\tbed", "del\x7f", MetaListName} {
-		if _, _, err := c.Store(name, pyjson.NewObject(0)); !errors.Is(err, ErrBadName) {
+		if _, _, err := c.Store(name, jsondoc.NewObject(0)); !errors.Is(err, ErrBadName) {
 			t.Errorf("Store(%q) error %v", name, err)
 		}
 		if err := c.Commit(name); !errors.Is(err, ErrBadName) {
@@ -151,7 +151,7 @@ func TestHostileNamesRefused(t *testing.T) {
 	}
 	for _, name := range []string{"ok", "with space", "dots.in.it", "-dash", "é", "...",
 		strings.Repeat("L", MaxNameBytes)} {
-		if _, _, err := c.Store(name, pyjson.NewObject(0)); err != nil {
+		if _, _, err := c.Store(name, jsondoc.NewObject(0)); err != nil {
 			t.Errorf("Store(%q): %v", name, err)
 		}
 		if err := c.Commit(name); err != nil {
@@ -163,7 +163,7 @@ func TestHostileNamesRefused(t *testing.T) {
 func TestBackupCopiesTheCache(t *testing.T) {
 	dir := t.TempDir()
 	c := &Cache{Dir: dir + "/cache"}
-	v, _ := pyjson.Loads([]byte(`{"a": 1}`))
+	v, _ := jsondoc.Loads([]byte(`{"a": 1}`))
 	c.Store("ec2", v)
 	os.MkdirAll(dir+"/backup/stale", 0o755)
 	if err := c.Backup(dir + "/backup"); err != nil {
@@ -183,8 +183,8 @@ func TestBackupCopiesTheCache(t *testing.T) {
 // content replaces the file. Commit copies the file's bytes to .last.
 func TestStoreStreamsAndComparesBytes(t *testing.T) {
 	c := &Cache{Dir: filepath.Join(t.TempDir(), "cache")}
-	doc := func(s string) pyjson.Value {
-		v, err := pyjson.Loads([]byte(s))
+	doc := func(s string) jsondoc.Value {
+		v, err := jsondoc.Loads([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestStoreStreamsAndComparesBytes(t *testing.T) {
 			t.Fatalf("step %d: changed %v, %v; want %v", i, changed, err, step.changed)
 		}
 		data, _ := os.ReadFile(path)
-		if want := pyjson.DumpsIndent(doc(step.content), 1); string(data) != want {
+		if want := jsondoc.DumpsIndent(doc(step.content), 1); string(data) != want {
 			t.Fatalf("step %d: file %q, want %q", i, data, want)
 		}
 		if i > 0 && (inode(path) == before) != step.same {

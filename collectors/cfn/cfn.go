@@ -24,7 +24,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -115,7 +115,7 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	if err != nil || base.Host == "" {
 		return nil, unavailable("Invalid metadata_url %s", secret.RedactURL(cfg.MetadataURL))
 	}
-	merged := pyjson.NewObject(0)
+	merged := jsondoc.NewObject(0)
 	for _, path := range cfg.Paths {
 		resource, field, ok := strings.Cut(path, ".")
 		if !ok {
@@ -129,8 +129,8 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 		}
 		if subPath != "" {
 			for _, k := range strings.Split(subPath, ".") {
-				obj, ok := value.(*pyjson.Object)
-				var v pyjson.Value
+				obj, ok := value.(*jsondoc.Object)
+				var v jsondoc.Value
 				if ok {
 					v, ok = obj.Get(k)
 				}
@@ -140,7 +140,7 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 				value = v
 			}
 		}
-		obj, ok := value.(*pyjson.Object)
+		obj, ok := value.(*jsondoc.Object)
 		if !ok {
 			return nil, unavailable("Path %s is not a JSON object.", path)
 		}
@@ -164,7 +164,7 @@ type describeResponse struct {
 
 // describe makes one signed DescribeStackResource request and returns the
 // field's JSON.
-func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field, path string) (pyjson.Value, error) {
+func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field, path string) (jsondoc.Value, error) {
 	params := [][2]string{
 		{"Action", "DescribeStackResource"},
 		{"StackName", c.Config.StackName},
@@ -207,7 +207,7 @@ func (c *Collector) describe(ctx context.Context, base *url.URL, resource, field
 		if f.XMLName.Local != field {
 			continue
 		}
-		v, err := pyjson.LoadsBytes([]byte(f.Text))
+		v, err := jsondoc.LoadsBytes([]byte(f.Text))
 		if err != nil {
 			return nil, unavailable("Path %s failed to parse as json. (%w)", path, err)
 		}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/httpclient"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -93,7 +93,7 @@ func keys(t *testing.T, c *Collector) ([]string, []string) {
 	var n, v []string
 	for _, e := range entries {
 		n = append(n, e.Name)
-		v = append(v, pyjson.Dumps(e.Content))
+		v = append(v, jsondoc.Dumps(e.Content))
 	}
 	return n, v
 }

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // answerSeeds are heat-api-cfn answers: the real shape, namespaces,
@@ -87,8 +87,8 @@ func FuzzMetadataRoundTrip(f *testing.F) {
 	var log bytes.Buffer
 	c := newCollector(f, ts.URL+"/v1/", &log, "server.Metadata")
 	f.Fuzz(func(t *testing.T, md string) {
-		want, err := pyjson.Loads([]byte(md))
-		obj, isObj := want.(*pyjson.Object)
+		want, err := jsondoc.Loads([]byte(md))
+		obj, isObj := want.(*jsondoc.Object)
 		if err != nil || !isObj || !xmlText(md) {
 			return
 		}
@@ -103,8 +103,8 @@ func FuzzMetadataRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: %v\n%s", md, err, log.String())
 		}
-		if got := pyjson.Dumps(entries[0].Content); got != pyjson.Dumps(want) {
-			t.Fatalf("%q collected as %s, want %s", md, got, pyjson.Dumps(want))
+		if got := jsondoc.Dumps(entries[0].Content); got != jsondoc.Dumps(want) {
+			t.Fatalf("%q collected as %s, want %s", md, got, jsondoc.Dumps(want))
 		}
 	})
 }

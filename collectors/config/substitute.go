@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // substituter expands oslo.config's templates in string values: $name or
@@ -76,7 +76,7 @@ func (s *substituter) lookup(group, name string, depth int) (string, error) {
 		return "", nil
 	case o.kind() == multi:
 		subbed, err := s.all(o, vals, depth+1)
-		return pyjson.Repr(pyjson.StringList(subbed)), err
+		return jsondoc.PyRepr(jsondoc.StringList(subbed)), err
 	case o.kind() == boolean:
 		if b, err := strconv.ParseBool(strings.TrimSpace(vals[len(vals)-1])); err == nil && b {
 			return "True", nil

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 const (
@@ -27,8 +27,8 @@ const (
 // iso9660) with blkid, uses its mount point or mounts it read-only on a
 // temporary directory, and reads ec2/latest/meta-data.json. mounts is the
 // mount table (/proc/mounts); each command has a deadline.
-func ConfigDrive(mounts string) func(ctx context.Context) (pyjson.Value, error) {
-	return func(ctx context.Context) (pyjson.Value, error) {
+func ConfigDrive(mounts string) func(ctx context.Context) (jsondoc.Value, error) {
+	return func(ctx context.Context) (jsondoc.Value, error) {
 		ctx, cancel := context.WithTimeout(ctx, driveTimeout)
 		defer cancel()
 		out, err := runTool(ctx, 0, false, "blkid", "-o", "export")
@@ -58,7 +58,7 @@ func ConfigDrive(mounts string) func(ctx context.Context) (pyjson.Value, error) 
 		if err != nil {
 			return nil, err
 		}
-		return pyjson.Loads(data)
+		return jsondoc.Loads(data)
 	}
 }
 

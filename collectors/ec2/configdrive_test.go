@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // stubTools puts shell scripts named after the tools first in PATH; each
@@ -41,7 +41,7 @@ func TestConfigDriveMountsReadsUnmounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := pyjson.Dumps(v); got != `{"instance-id": "i-1"}` {
+	if got := jsondoc.Dumps(v); got != `{"instance-id": "i-1"}` {
 		t.Errorf("got %s", got)
 	}
 	log, _ := os.ReadFile(calls)
@@ -67,7 +67,7 @@ func TestConfigDriveMountedAndFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	stubTools(t, map[string]string{"blkid": "printf '" + driveExport + "'", "mount": "echo busy >&2; exit 32"})
-	if v, err := ConfigDrive(mounts)(context.Background()); err != nil || pyjson.Dumps(v) != `{"a": 1}` {
+	if v, err := ConfigDrive(mounts)(context.Background()); err != nil || jsondoc.Dumps(v) != `{"a": 1}` {
 		t.Errorf("mounted drive: %v, %v", v, err)
 	}
 	if _, err := ConfigDrive(filepath.Join(t.TempDir(), "none"))(context.Background()); err == nil ||

@@ -15,7 +15,7 @@ import (
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/httpclient"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -56,20 +56,20 @@ type Collector struct {
 	Client    *httpclient.Client
 	Log       *slog.Logger
 	// ConfigDrive reads a config drive's meta-data.json; nil skips it.
-	ConfigDrive func(ctx context.Context) (pyjson.Value, error)
+	ConfigDrive func(ctx context.Context) (jsondoc.Value, error)
 }
 
 // Collect returns the metadata, preferring what was already cached.
 func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	if data, err := os.ReadFile(c.CachePath); err == nil {
-		if v, err := pyjson.Loads(data); err != nil {
-			c.Log.Warn(pyjson.PythonError(err))
-		} else if pyjson.Truthy(v) {
+		if v, err := jsondoc.Loads(data); err != nil {
+			c.Log.Warn(jsondoc.PythonError(err))
+		} else if jsondoc.PyTruthy(v) {
 			return []collectors.Entry{{Name: Name, Content: v}}, nil
 		}
 	}
 	if c.ConfigDrive != nil {
-		if v, err := c.ConfigDrive(ctx); err == nil && pyjson.Truthy(v) {
+		if v, err := c.ConfigDrive(ctx); err == nil && jsondoc.PyTruthy(v) {
 			return []collectors.Entry{{Name: Name, Content: v}}, nil
 		} else if err != nil {
 			c.Log.Debug("no config drive: " + err.Error())
@@ -94,7 +94,7 @@ const maxFetches = 4096
 // fetch reads a value; a URL ending in "/" is a listing, one entry a line,
 // "N=name" entries (public-keys) meaning the directory "N/". fetches
 // counts the requests of the walk.
-func (c *Collector) fetch(ctx context.Context, url string, depth int, fetches *int) (pyjson.Value, error) {
+func (c *Collector) fetch(ctx context.Context, url string, depth int, fetches *int) (jsondoc.Value, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("metadata tree deeper than %d at %s", maxDepth, secret.RedactURL(url))
 	}
@@ -112,7 +112,7 @@ func (c *Collector) fetch(ctx context.Context, url string, depth int, fetches *i
 	if !strings.HasSuffix(url, "/") {
 		return text, nil
 	}
-	obj := pyjson.NewObject(0)
+	obj := jsondoc.NewObject(0)
 	for _, sub := range strings.Split(text, "\n") {
 		if sub == "" {
 			continue // the reference crashed on an empty line

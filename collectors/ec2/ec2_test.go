@@ -13,8 +13,8 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // tree is an EC2-style metadata service: directories answer with a
@@ -56,7 +56,7 @@ func TestWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"ami-id": "ami-123", "hostname": "node-1.example", "public-keys": {"0": {"openssh-key": "ssh-rsa AAAA"}}, "placement": {"availability-zone": "nova"}}`
-	if len(got) != 1 || got[0].Name != "ec2" || pyjson.Dumps(got[0].Content) != want {
+	if len(got) != 1 || got[0].Name != "ec2" || jsondoc.Dumps(got[0].Content) != want {
 		t.Fatalf("got %+v", got)
 	}
 }
@@ -69,7 +69,7 @@ func TestCachedDataIsKept(t *testing.T) {
 	cachePath := t.TempDir() + "/ec2.json"
 	os.WriteFile(cachePath, []byte(`{"cached": "yes"}`), 0o600)
 	got, err := collector(t, srv.URL+"/latest/meta-data", cachePath).Collect(context.Background())
-	if err != nil || pyjson.Dumps(got[0].Content) != `{"cached": "yes"}` || hits != 0 {
+	if err != nil || jsondoc.Dumps(got[0].Content) != `{"cached": "yes"}` || hits != 0 {
 		t.Fatalf("got %+v, %v, %d requests", got, err, hits)
 	}
 	os.WriteFile(cachePath, []byte(`{}`), 0o600) // empty: fetched again

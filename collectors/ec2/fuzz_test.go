@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // metadataServer answers from a tree that a fuzz input can replace, and
@@ -66,8 +66,8 @@ var valueChars = []rune("ab \n\t=/é\u2028{}\"")
 // spec, records its listing and leaves in tree, and returns the value
 // the walk must find: directories, "N=name" key entries (the directory
 // "N/"), and leaves of any text.
-func build(r *specReader, tree map[string]string, dir string, depth int) *pyjson.Object {
-	want := pyjson.NewObject(0)
+func build(r *specReader, tree map[string]string, dir string, depth int) *jsondoc.Object {
+	want := jsondoc.NewObject(0)
 	var listing []string
 	n := r.next() % 5
 	if depth >= 4 {
@@ -136,8 +136,8 @@ func FuzzWalkServedTree(f *testing.F) {
 		if err != nil {
 			t.Fatalf("walking %q: %v", tree, err)
 		}
-		if pyjson.Dumps(got[0].Content) != pyjson.Dumps(want) {
-			t.Fatalf("walked %s\nserved %s", pyjson.Dumps(got[0].Content), pyjson.Dumps(want))
+		if jsondoc.Dumps(got[0].Content) != jsondoc.Dumps(want) {
+			t.Fatalf("walked %s\nserved %s", jsondoc.Dumps(got[0].Content), jsondoc.Dumps(want))
 		}
 		if n := srv.requests.Load() - before; n != int64(len(tree)) {
 			t.Fatalf("%d requests for %d entries", n, len(tree))

@@ -16,8 +16,8 @@ import (
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Name is the collector's name.
@@ -86,11 +86,11 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	if err := c.Session.Get(ctx, u, &body); err != nil {
 		return c.unavailable(err)
 	}
-	doc, err := pyjson.Loads(body.Metadata)
+	doc, err := jsondoc.Loads(body.Metadata)
 	if err != nil {
 		return c.unavailable(fmt.Errorf("the metadata of %s is not JSON: %w", c.ResourceName, err))
 	}
-	if _, ok := doc.(*pyjson.Object); !ok {
+	if _, ok := doc.(*jsondoc.Object); !ok {
 		return c.unavailable(fmt.Errorf("the metadata of %s is not a JSON object", c.ResourceName))
 	}
 	return merger.Explode(Name, doc, c.DeploymentKeys, c.Log), nil

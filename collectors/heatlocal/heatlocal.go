@@ -13,8 +13,8 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pyerr"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Name is the collector's name.
@@ -58,7 +58,7 @@ type Collector struct {
 // without that file's keys; a key never committed is the merge of the
 // other files, with the reference's lines.
 func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
-	var merged pyjson.Value
+	var merged jsondoc.Value
 	type badFile struct{ path, why, line string }
 	var bad []badFile
 	for _, p := range c.Paths {
@@ -71,7 +71,7 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 			bad = append(bad, badFile{p, why, fmt.Sprintf("%s %s", p, why)})
 			continue
 		}
-		doc, err := pyjson.LoadsBytesOwned(data) // its strings share data, never written again
+		doc, err := jsondoc.LoadsBytesOwned(data) // its strings share data, never written again
 		data = nil
 		if err != nil {
 			bad = append(bad, badFile{p, fmt.Sprintf("not valid JSON (%v)", err), fmt.Sprintf("%s is not valid JSON (%v)", p, err)})
@@ -97,8 +97,8 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 			reasons = append(reasons, fmt.Sprintf("%s: %s; left out of key %s (never committed)", b.path, b.why, Name))
 		}
 	}
-	if !pyjson.Truthy(merged) {
-		c.Log.Info(fmt.Sprintf("Local metadata not found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))))
+	if !jsondoc.PyTruthy(merged) {
+		c.Log.Info(fmt.Sprintf("Local metadata not found (%s)", jsondoc.PyRepr(jsondoc.StringList(c.Paths))))
 		if len(reasons) > 0 {
 			return nil, collectors.Unavailable(errors.New(strings.Join(reasons, "; ")))
 		}
@@ -109,13 +109,13 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 
 // update is Python's "final.update(value) if final else value" for the
 // JSON objects heat-cfntools writes; a later non-object replaces.
-func update(final, value pyjson.Value) pyjson.Value {
-	fo, ok1 := final.(*pyjson.Object)
-	vo, ok2 := value.(*pyjson.Object)
-	if !pyjson.Truthy(final) || !ok1 || !ok2 {
+func update(final, value jsondoc.Value) jsondoc.Value {
+	fo, ok1 := final.(*jsondoc.Object)
+	vo, ok2 := value.(*jsondoc.Object)
+	if !jsondoc.PyTruthy(final) || !ok1 || !ok2 {
 		return value
 	}
-	out := pyjson.NewObject(fo.Len() + vo.Len())
+	out := jsondoc.NewObject(fo.Len() + vo.Len())
 	for i := 0; i < fo.Len(); i++ {
 		out.Set(fo.At(i))
 	}

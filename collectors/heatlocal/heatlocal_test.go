@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -47,7 +47,7 @@ func TestAgainstReference(t *testing.T) {
 			entries, cerr := (&Collector{Paths: paths, Log: logging.Discard}).Collect(context.Background())
 			got := `"unavailable"`
 			if !errors.Is(cerr, collectors.ErrNotAvailable) {
-				got = pyjson.Dumps([]pyjson.Value{[]pyjson.Value{entries[0].Name, entries[0].Content}})
+				got = jsondoc.Dumps([]jsondoc.Value{[]jsondoc.Value{entries[0].Name, entries[0].Content}})
 			}
 			if want := strings.TrimSpace(string(out)); got != want {
 				t.Fatalf("reference %s\nours      %s", want, got)
@@ -70,7 +70,7 @@ func TestFIFOIsSkipped(t *testing.T) {
 	go func() { e, _ := c.Collect(context.Background()); done <- e }()
 	select {
 	case got := <-done:
-		if len(got) != 1 || pyjson.Dumps(got[0].Content) != `{"x": 1}` {
+		if len(got) != 1 || jsondoc.Dumps(got[0].Content) != `{"x": 1}` {
 			t.Fatalf("entries %v", got)
 		}
 	case <-time.After(10 * time.Second):
@@ -123,7 +123,7 @@ func TestBadFileKeepsLastCommittedData(t *testing.T) {
 			if !errors.Is(err, collectors.ErrDegraded) {
 				t.Fatalf("error %v, want degraded", err)
 			}
-			if len(entries) != 1 || pyjson.Dumps(entries[0].Content) != tc.want {
+			if len(entries) != 1 || jsondoc.Dumps(entries[0].Content) != tc.want {
 				t.Fatalf("entries %v, want %s", entries, tc.want)
 			}
 			warned := strings.Contains(log.String(), "WARNING") && strings.Contains(log.String(), d+"/b: ")

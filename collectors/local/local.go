@@ -16,8 +16,8 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pyerr"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Name is the collector's name.
@@ -120,9 +120,9 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 				continue
 			}
 			if err == nil {
-				var doc pyjson.Value
-				doc, err = pyjson.LoadsBytesOwned(data) // its strings share data, never written again
-				data = nil                              // the document is all that is kept
+				var doc jsondoc.Value
+				doc, err = jsondoc.LoadsBytesOwned(data) // its strings share data, never written again
+				data = nil                               // the document is all that is kept
 				if err == nil {
 					out = append(out, collectors.Entry{Name: name, Content: doc})
 					continue
@@ -135,7 +135,7 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 		}
 	}
 	if len(out) == 0 {
-		c.Log.Info(fmt.Sprintf("No local metadata found (%s)", pyjson.Repr(pyjson.StringList(c.Paths))))
+		c.Log.Info(fmt.Sprintf("No local metadata found (%s)", jsondoc.PyRepr(jsondoc.StringList(c.Paths))))
 	}
 	// The reference sorts by name in the C locale: bytewise, stable.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -40,11 +40,11 @@ func render(entries []collectors.Entry, err error) string {
 	if errors.Is(err, collectors.ErrNotAvailable) {
 		return `"unavailable"`
 	}
-	pairs := []pyjson.Value{}
+	pairs := []jsondoc.Value{}
 	for _, e := range entries {
-		pairs = append(pairs, []pyjson.Value{e.Name, e.Content})
+		pairs = append(pairs, []jsondoc.Value{e.Name, e.Content})
 	}
-	return pyjson.Dumps(pairs)
+	return jsondoc.Dumps(pairs)
 }
 
 func write(t *testing.T, path, body string, mode os.FileMode) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // groups whose deployments os-apply-config handles.
@@ -20,9 +20,9 @@ var oacGroups = map[string]bool{"os-apply-config": true, "Heat::Ungrouped": true
 // Explode returns the entries for a collector's document. The reference's
 // warnings keep their words; a deployment that is not an object or has no
 // "config" is skipped with a warning (the reference crashed).
-func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *slog.Logger) []collectors.Entry {
+func Explode(collector string, doc jsondoc.Value, deploymentKeys []string, log *slog.Logger) []collectors.Entry {
 	out := []collectors.Entry{{Name: collector, Content: doc}}
-	obj, ok := doc.(*pyjson.Object)
+	obj, ok := doc.(*jsondoc.Object)
 	if !ok {
 		return out
 	}
@@ -31,14 +31,14 @@ func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *s
 		if !present {
 			continue
 		}
-		deployments, ok := v.([]pyjson.Value)
+		deployments, ok := v.([]jsondoc.Value)
 		if !ok {
 			log.Warn(fmt.Sprintf("Deployment-key %s was found but does not contain a list.", key))
 			continue
 		}
 		log.Debug("Deployment found for " + key)
 		for i, item := range deployments {
-			d, ok := item.(*pyjson.Object)
+			d, ok := item.(*jsondoc.Object)
 			if !ok {
 				log.Warn(fmt.Sprintf("Deployment %d under %s is not an object; skipped.", i, key))
 				continue
@@ -50,17 +50,17 @@ func Explode(collector string, doc pyjson.Value, deploymentKeys []string, log *s
 			}
 			group := "Heat::Ungrouped"
 			if g, ok := d.Get("group"); ok {
-				group = pyjson.Str(g)
+				group = jsondoc.PyStr(g)
 			}
 			if !oacGroups[group] {
 				continue
 			}
 			config, ok := d.Get("config")
 			if !ok {
-				log.Warn(fmt.Sprintf("Deployment %s under %s has no config; skipped.", pyjson.Str(name), key))
+				log.Warn(fmt.Sprintf("Deployment %s under %s has no config; skipped.", jsondoc.PyStr(name), key))
 				continue
 			}
-			out = append(out, collectors.Entry{Name: pyjson.Str(name), Content: config})
+			out = append(out, collectors.Entry{Name: jsondoc.PyStr(name), Content: config})
 		}
 	}
 	return out

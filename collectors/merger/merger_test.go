@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -43,18 +43,18 @@ func TestAgainstReferenceModule(t *testing.T) {
 		if strings.HasPrefix(lines[i], `"CRASH`) {
 			continue // list documents crash the reference; covered below
 		}
-		doc, _ := pyjson.Loads([]byte(d))
-		var pairs []pyjson.Value
+		doc, _ := jsondoc.Loads([]byte(d))
+		var pairs []jsondoc.Value
 		for _, e := range Explode("heat", doc, []string{"deployments", "extra"}, logging.Discard) {
-			pairs = append(pairs, []pyjson.Value{e.Name, e.Content})
+			pairs = append(pairs, []jsondoc.Value{e.Name, e.Content})
 		}
-		want, _ := pyjson.Loads([]byte(lines[i]))
-		for _, p := range want.([]pyjson.Value) {
-			pair := p.([]pyjson.Value)
-			pair[0] = pyjson.Str(pair[0]) // a name becomes a cache file name
+		want, _ := jsondoc.Loads([]byte(lines[i]))
+		for _, p := range want.([]jsondoc.Value) {
+			pair := p.([]jsondoc.Value)
+			pair[0] = jsondoc.PyStr(pair[0]) // a name becomes a cache file name
 		}
-		if got := pyjson.Dumps(pairs); got != pyjson.Dumps(want) {
-			t.Errorf("doc %d:\nreference %s\nours      %s", i, pyjson.Dumps(want), got)
+		if got := jsondoc.Dumps(pairs); got != jsondoc.Dumps(want) {
+			t.Errorf("doc %d:\nreference %s\nours      %s", i, jsondoc.Dumps(want), got)
 		}
 	}
 }
@@ -62,7 +62,7 @@ func TestAgainstReferenceModule(t *testing.T) {
 // Deliberate fixes: a deployment without config, or that is not an
 // object, is skipped with a warning (the reference crashed).
 func TestBadDeploymentsSkippedWithWarning(t *testing.T) {
-	doc, _ := pyjson.Loads([]byte(`{"deployments": [{"name": "noconfig"}, "a string with name in it", {"name": "ok", "config": {}}]}`))
+	doc, _ := jsondoc.Loads([]byte(`{"deployments": [{"name": "noconfig"}, "a string with name in it", {"name": "ok", "config": {}}]}`))
 	var buf bytes.Buffer
 	got := Explode("heat", doc, []string{"deployments"}, slog.New(slog.NewTextHandler(&buf, nil)))
 	if len(got) != 2 || got[1].Name != "ok" {

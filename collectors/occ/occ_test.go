@@ -16,8 +16,8 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // fake is a collector whose answer the test sets.
@@ -37,8 +37,8 @@ func (c fakeConfig) New(collectors.Shared, *slog.Logger) (collectors.Collector, 
 	return c.f, nil
 }
 
-func doc(s string) pyjson.Value {
-	v, err := pyjson.Loads([]byte(s))
+func doc(s string) jsondoc.Value {
+	v, err := jsondoc.Loads([]byte(s))
 	if err != nil {
 		panic(err)
 	}

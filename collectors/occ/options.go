@@ -7,7 +7,7 @@ import (
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/deadline"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/version"
 )
 
@@ -135,7 +135,7 @@ func parseWith(registry []collectors.Registration, args []string, env config.Env
 // CheckCollectors refuses unknown collector names with the reference's
 // message (which it gives, as a traceback, before doing anything).
 func (c *Config) CheckCollectors() error {
-	var bad []pyjson.Value
+	var bad []jsondoc.Value
 	for _, n := range c.Collectors {
 		if _, ok := c.Sources[n]; !ok {
 			bad = append(bad, n)
@@ -144,7 +144,7 @@ func (c *Config) CheckCollectors() error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("Unknown collectors %s. Valid collectors are: %s", pyjson.Repr(bad), pyjson.Repr(pyjson.StringList(names(registry))))
+	return fmt.Errorf("Unknown collectors %s. Valid collectors are: %s", jsondoc.PyRepr(bad), jsondoc.PyRepr(jsondoc.StringList(names(registry))))
 }
 
 // Shared is what the collectors share of the configuration.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // print is --print (or no command): one object of every key, later
@@ -12,13 +12,13 @@ import (
 // the cache is not touched.
 func (r *runner) print(ctx context.Context) error {
 	got := r.collect(ctx)
-	obj := pyjson.NewObject(len(got.entries))
+	obj := jsondoc.NewObject(len(got.entries))
 	for _, e := range got.entries {
 		if !got.kept[e.Name] {
 			obj.Set(e.Name, e.Content)
 		}
 	}
-	fmt.Fprintln(r.env.Stdout, pyjson.DumpsIndent(obj, 1))
+	fmt.Fprintln(r.env.Stdout, jsondoc.DumpsIndent(obj, 1))
 	// As the reference, exit 0 with nothing to run; under the Type=notify
 	// unit that is a clean stop, not a protocol failure restarted every
 	// RestartSec (an image booted before its configuration arrived).

@@ -15,7 +15,7 @@ import (
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -60,7 +60,7 @@ type Collector struct {
 
 	mu            sync.Mutex
 	etag, lastMod string
-	last          pyjson.Value
+	last          jsondoc.Value
 }
 
 // Collect fetches the document, or reuses the last one on 304.
@@ -91,9 +91,9 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 	case resp.Status >= 400 || resp.Status == http.StatusNotModified:
 		return nil, collectors.Unavailable(fmt.Errorf("%d %s for url: %s", resp.Status, http.StatusText(resp.Status), secret.RedactURL(c.URL)))
 	}
-	doc, err := pyjson.LoadsBytes(resp.Body)
+	doc, err := jsondoc.LoadsBytes(resp.Body)
 	if err == nil {
-		if _, ok := doc.(*pyjson.Object); !ok {
+		if _, ok := doc.(*jsondoc.Object); !ok {
 			err = fmt.Errorf("not a JSON object")
 		}
 	}

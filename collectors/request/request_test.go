@@ -15,7 +15,7 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/httpclient"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 func newCollector(t *testing.T, url string, log *bytes.Buffer, maxBody int64) *Collector {
@@ -56,7 +56,7 @@ func TestConditionalGet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(entries) != 2 || entries[0].Name != "request" || entries[1].Name != "d1" || pyjson.Dumps(entries[1].Content) != `{"k": "v"}` {
+		if len(entries) != 2 || entries[0].Name != "request" || entries[1].Name != "d1" || jsondoc.Dumps(entries[1].Content) != `{"k": "v"}` {
 			t.Fatalf("pass %d: entries %+v", i, entries)
 		}
 	}
@@ -110,7 +110,7 @@ func TestLastModifiedAheadIsNotSentBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := pyjson.Dumps(entries[0].Content); got != fmt.Sprintf(`{"v": %d}`, v) {
+		if got := jsondoc.Dumps(entries[0].Content); got != fmt.Sprintf(`{"v": %d}`, v) {
 			t.Fatalf("version %d published, collected %s", v, got)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tripleo-go/agent/collectors"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // FuzzQueueMessages answers a poll with the fuzzed pop answer after a
@@ -48,7 +48,7 @@ func FuzzQueueMessages(f *testing.F) {
 			}
 			got = good // a failed pass changes nothing
 		default:
-			got = pyjson.Dumps(entries[0].Content)
+			got = jsondoc.Dumps(entries[0].Content)
 			if got != good && !inAnswer(answer, got) {
 				t.Fatalf("collected %s, neither the last snapshot nor a message of %q", got, answer)
 			}
@@ -59,7 +59,7 @@ func FuzzQueueMessages(f *testing.F) {
 	})
 }
 
-// inAnswer reports whether the object doc (as pyjson.Dumps writes it) is
+// inAnswer reports whether the object doc (as jsondoc.Dumps writes it) is
 // the body of a message of the answer.
 func inAnswer(answer []byte, doc string) bool {
 	var a struct {
@@ -69,7 +69,7 @@ func inAnswer(answer []byte, doc string) bool {
 		return false
 	}
 	for _, m := range a.Messages {
-		if v, err := pyjson.Loads(m.Body); err == nil && pyjson.Dumps(v) == doc {
+		if v, err := jsondoc.Loads(m.Body); err == nil && jsondoc.Dumps(v) == doc {
 			return true
 		}
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/collectors/merger"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Name is the collector's name.
@@ -93,7 +93,7 @@ type Collector struct {
 	Log       *slog.Logger
 
 	mu   sync.Mutex
-	last pyjson.Value
+	last jsondoc.Value
 }
 
 // Collect pops the queue.
@@ -137,7 +137,7 @@ func (c *Collector) unavailable(err error) ([]collectors.Entry, error) {
 }
 
 // pop returns the newest snapshot, nil when there was none.
-func (c *Collector) pop(ctx context.Context) (pyjson.Value, error) {
+func (c *Collector) pop(ctx context.Context) (jsondoc.Value, error) {
 	var raw json.RawMessage
 	var err error
 	if c.UseWebsockets {
@@ -152,18 +152,18 @@ func (c *Collector) pop(ctx context.Context) (pyjson.Value, error) {
 	if err != nil || raw == nil {
 		return nil, err
 	}
-	doc, err := pyjson.Loads(raw)
+	doc, err := jsondoc.Loads(raw)
 	if err != nil {
 		return nil, fmt.Errorf("a message of queue %s is not JSON: %w", c.Queue.Name, err)
 	}
-	if _, ok := doc.(*pyjson.Object); !ok {
+	if _, ok := doc.(*jsondoc.Object); !ok {
 		return nil, fmt.Errorf("a message of queue %s is not a JSON object", c.Queue.Name)
 	}
 	return doc, nil
 }
 
 // fromCache reads the last snapshot this node stored (zaqar.json).
-func (c *Collector) fromCache() pyjson.Value {
+func (c *Collector) fromCache() jsondoc.Value {
 	if c.CachePath == "" {
 		return nil
 	}
@@ -171,11 +171,11 @@ func (c *Collector) fromCache() pyjson.Value {
 	if err != nil {
 		return nil
 	}
-	doc, err := pyjson.Loads(data)
+	doc, err := jsondoc.Loads(data)
 	if err != nil {
 		return nil
 	}
-	if _, ok := doc.(*pyjson.Object); !ok {
+	if _, ok := doc.(*jsondoc.Object); !ok {
 		return nil
 	}
 	return doc

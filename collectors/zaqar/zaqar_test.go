@@ -14,9 +14,9 @@ import (
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/internal/httpclient"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 )
 
@@ -57,7 +57,7 @@ func collect(t testing.TB, col *Collector) (names []string, first string) {
 	for _, e := range entries {
 		names = append(names, e.Name)
 	}
-	return names, pyjson.Dumps(entries[0].Content)
+	return names, jsondoc.Dumps(entries[0].Content)
 }
 
 // One poll takes every pending snapshot, in batches, and keeps the

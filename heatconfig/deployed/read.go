@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/agentstate"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // ReadDeployments reads heat-config's state directory: each <id>.json
@@ -69,8 +69,8 @@ func (r *Reader) readDeployment(dir, id string) (agentstate.Deployment, memo) {
 		m = old
 	} else if data, err := os.ReadFile(path); err == nil {
 		// An empty state file (heat-config-rebuild-deployed's) has no name.
-		if v, err := pyjson.Loads(data); err == nil {
-			if obj, ok := v.(*pyjson.Object); ok {
+		if v, err := jsondoc.Loads(data); err == nil {
+			if obj, ok := v.(*jsondoc.Object); ok {
 				m.name, m.group = str(obj, "name"), str(obj, "group")
 			}
 		}
@@ -83,7 +83,7 @@ func (r *Reader) readDeployment(dir, id string) (agentstate.Deployment, memo) {
 	return st, m
 }
 
-func str(obj *pyjson.Object, key string) string {
+func str(obj *jsondoc.Object, key string) string {
 	v, _ := obj.Get(key)
 	s, _ := v.(string)
 	return s

@@ -3,13 +3,13 @@ package deployment
 import (
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
 // Object is the document itself; changes to it are changes to the
 // deployment.
-func (d *Deployment) Object() *pyjson.Object { return d.obj }
+func (d *Deployment) Object() *jsondoc.Object { return d.obj }
 
 // ID is the derived config's id, heat-config's key for "already deployed".
 func (d *Deployment) ID() string { s, _ := str(d.obj, "id"); return s }
@@ -25,7 +25,7 @@ func (d *Deployment) CreationTime() string { s, _ := str(d.obj, "creation_time")
 
 // Config is the config: a string for SoftwareConfig, any JSON for a
 // StructuredConfig; nil when absent or null.
-func (d *Deployment) Config() pyjson.Value { v, _ := d.obj.Get("config"); return v }
+func (d *Deployment) Config() jsondoc.Value { v, _ := d.obj.Get("config"); return v }
 
 // ConfigString is the config as text: a string as it is, null or absent
 // as "", anything else as JSON.
@@ -36,17 +36,17 @@ func (d *Deployment) ConfigString() string {
 	case string:
 		return v
 	default:
-		return pyjson.Dumps(v)
+		return jsondoc.Dumps(v)
 	}
 }
 
 // Inputs are the inputs, in order.
 func (d *Deployment) Inputs() []Input {
 	v, _ := d.obj.Get("inputs")
-	list, _ := v.([]pyjson.Value)
+	list, _ := v.([]jsondoc.Value)
 	out := make([]Input, 0, len(list))
 	for _, item := range list {
-		o := item.(*pyjson.Object)
+		o := item.(*jsondoc.Object)
 		in := Input{}
 		in.Name, _ = str(o, "name")
 		in.Type, _ = str(o, "type")
@@ -58,8 +58,8 @@ func (d *Deployment) Inputs() []Input {
 
 // Input is the value of the last input called name (a later input wins,
 // as in the reference's dict of inputs).
-func (d *Deployment) Input(name string) (pyjson.Value, bool) {
-	var val pyjson.Value
+func (d *Deployment) Input(name string) (jsondoc.Value, bool) {
+	var val jsondoc.Value
 	found := false
 	for _, in := range d.Inputs() {
 		if in.Name == name {
@@ -83,10 +83,10 @@ func (d *Deployment) InputString(name string) (string, bool) {
 // name are left out.
 func (d *Deployment) Outputs() []Output {
 	v, _ := d.obj.Get("outputs")
-	list, _ := v.([]pyjson.Value)
+	list, _ := v.([]jsondoc.Value)
 	var out []Output
 	for _, item := range list {
-		o, ok := item.(*pyjson.Object)
+		o, ok := item.(*jsondoc.Object)
 		if !ok {
 			continue
 		}
@@ -96,16 +96,16 @@ func (d *Deployment) Outputs() []Output {
 		}
 		typ, _ := str(o, "type")
 		eo, _ := o.Get("error_output")
-		out = append(out, Output{Name: name, Type: typ, ErrorOutput: pyjson.Truthy(eo)})
+		out = append(out, Output{Name: name, Type: typ, ErrorOutput: jsondoc.PyTruthy(eo)})
 	}
 	return out
 }
 
 // Option is the value of options[name]. Null or absent options count as
 // empty (the reference's hooks crashed on null).
-func (d *Deployment) Option(name string) (pyjson.Value, bool) {
+func (d *Deployment) Option(name string) (jsondoc.Value, bool) {
 	v, _ := d.obj.Get("options")
-	o, ok := v.(*pyjson.Object)
+	o, ok := v.(*jsondoc.Object)
 	if !ok {
 		return nil, false
 	}
@@ -119,7 +119,7 @@ func (d *Deployment) OptionString(name string) string {
 	if !ok || v == nil {
 		return ""
 	}
-	return pyjson.Str(v)
+	return jsondoc.PyStr(v)
 }
 
 // OptionBool is options[name] as Python's truth, def when absent.
@@ -128,16 +128,16 @@ func (d *Deployment) OptionBool(name string, def bool) bool {
 	if !ok {
 		return def
 	}
-	return pyjson.Truthy(v)
+	return jsondoc.PyTruthy(v)
 }
 
 // JSON is the document as Python's json.dumps(c) writes it (what a hook
 // reads on stdin).
-func (d *Deployment) JSON() string { return pyjson.Dumps(d.obj) }
+func (d *Deployment) JSON() string { return jsondoc.Dumps(d.obj) }
 
 // Indented is the document as json.dump(c, indent=2, separators=(',',
 // ': ')) writes it (heat-config's state file).
-func (d *Deployment) Indented() string { return pyjson.DumpsIndent(d.obj, 2) }
+func (d *Deployment) Indented() string { return jsondoc.DumpsIndent(d.obj, 2) }
 
 // Redactor hides the deployment's credentials in text that may echo
 // them (a hook's or a tool's output): the values of inputs whose names

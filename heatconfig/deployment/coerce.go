@@ -1,6 +1,6 @@
 package deployment
 
-import "github.com/tripleo-go/agent/internal/pyjson"
+import "github.com/tripleo-go/agent/internal/jsondoc"
 
 // CoerceStrings gives every input whose type is exactly "String" and whose
 // value is not a string the value Python's str() makes of it: 1 -> "1",
@@ -9,9 +9,9 @@ import "github.com/tripleo-go/agent/internal/pyjson"
 // the reference does this, so hooks and saved state see the same.
 func (d *Deployment) CoerceStrings() {
 	v, _ := d.obj.Get("inputs")
-	list, _ := v.([]pyjson.Value)
+	list, _ := v.([]jsondoc.Value)
 	for _, item := range list {
-		o := item.(*pyjson.Object)
+		o := item.(*jsondoc.Object)
 		if t, _ := str(o, "type"); t != "String" {
 			continue
 		}
@@ -20,7 +20,7 @@ func (d *Deployment) CoerceStrings() {
 			continue
 		}
 		if _, isStr := val.(string); !isStr {
-			o.Set("value", pyjson.Str(val))
+			o.Set("value", jsondoc.PyStr(val))
 		}
 	}
 }
@@ -31,17 +31,17 @@ func (d *Deployment) CoerceStrings() {
 // deployment is then skipped, as by the reference).
 func (d *Deployment) ResolveComponent() (action string, ok bool) {
 	act, _ := d.Input("deploy_action")
-	action = pyjson.Str(act)
-	cfg, _ := d.Config().(*pyjson.Object)
+	action = jsondoc.PyStr(act)
+	cfg, _ := d.Config().(*jsondoc.Object)
 	cv, _ := cfg.Get("configs")
-	configs, _ := cv.([]pyjson.Value)
+	configs, _ := cv.([]jsondoc.Value)
 	for _, item := range configs {
-		c, ok := item.(*pyjson.Object)
+		c, ok := item.(*jsondoc.Object)
 		if !ok {
 			continue
 		}
 		av, _ := c.Get("actions")
-		actions, _ := av.([]pyjson.Value)
+		actions, _ := av.([]jsondoc.Value)
 		for _, a := range actions {
 			if s, ok := a.(string); ok && act != nil && s == action {
 				conf, _ := c.Get("config")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // String inputs that are not strings become what Python's str() makes of
@@ -33,17 +33,17 @@ func TestCoerceStringsMatchesPython(t *testing.T) {
 		}
 		d.CoerceStrings()
 		s, _ := d.Input("s")
-		if got := pyjson.Dumps(s); got != want[i] {
+		if got := jsondoc.Dumps(s); got != want[i] {
 			t.Errorf("str(%s) = %s, python3 says %s", v, got, want[i])
 		}
-		if j, _ := d.Input("j"); pyjson.Dumps(j) != pyjson.Dumps(mustLoad(t, v)) {
-			t.Errorf("a Json input %s was changed to %s", v, pyjson.Dumps(j))
+		if j, _ := d.Input("j"); jsondoc.Dumps(j) != jsondoc.Dumps(mustLoad(t, v)) {
+			t.Errorf("a Json input %s was changed to %s", v, jsondoc.Dumps(j))
 		}
 	}
 }
 
-func mustLoad(t *testing.T, s string) pyjson.Value {
-	v, err := pyjson.Loads([]byte(s))
+func mustLoad(t *testing.T, s string) jsondoc.Value {
+	v, err := jsondoc.Loads([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Ungrouped is the group of a SoftwareConfig whose template set none.
@@ -20,7 +20,7 @@ const Ungrouped = "Heat::Ungrouped"
 
 // Deployment is one entry of the deployments list.
 type Deployment struct {
-	obj *pyjson.Object
+	obj *jsondoc.Object
 }
 
 // Input is one entry of a deployment's inputs.
@@ -29,7 +29,7 @@ type Input struct {
 	// Type is the input's declared type ("" when absent).
 	Type string
 	// Value is nil for JSON null, and when HasValue is false.
-	Value    pyjson.Value
+	Value    jsondoc.Value
 	HasValue bool
 }
 
@@ -51,15 +51,15 @@ func invalid(format string, args ...any) error {
 // with a safe string id, a string group and a list of inputs, each an
 // object with a string name. The error names what is wrong, not where the
 // document came from: callers add that.
-func FromValue(v pyjson.Value) (*Deployment, error) { return fromValue(v, true) }
+func FromValue(v jsondoc.Value) (*Deployment, error) { return fromValue(v, true) }
 
 // FromValueWithoutID is FromValue for a document that may have no id (ID
 // is then ""): what a hook whose reference never reads the id accepts,
 // as heat-agents' own tests feed some of them. An id present is checked.
-func FromValueWithoutID(v pyjson.Value) (*Deployment, error) { return fromValue(v, false) }
+func FromValueWithoutID(v jsondoc.Value) (*Deployment, error) { return fromValue(v, false) }
 
-func fromValue(v pyjson.Value, needID bool) (*Deployment, error) {
-	obj, ok := v.(*pyjson.Object)
+func fromValue(v jsondoc.Value, needID bool) (*Deployment, error) {
+	obj, ok := v.(*jsondoc.Object)
 	if !ok {
 		return nil, invalid("not a JSON object but %s", kind(v))
 	}
@@ -83,12 +83,12 @@ func fromValue(v pyjson.Value, needID bool) (*Deployment, error) {
 	if !ok {
 		return nil, invalid("no inputs")
 	}
-	list, ok := in.([]pyjson.Value)
+	list, ok := in.([]jsondoc.Value)
 	if !ok {
 		return nil, invalid("inputs is %s, not a list", kind(in))
 	}
 	for i, item := range list {
-		o, ok := item.(*pyjson.Object)
+		o, ok := item.(*jsondoc.Object)
 		if !ok {
 			return nil, invalid("input %d is %s, not an object", i, kind(item))
 		}
@@ -103,9 +103,9 @@ func fromValue(v pyjson.Value, needID bool) (*Deployment, error) {
 
 // Parse reads one deployment from JSON.
 func Parse(data []byte) (*Deployment, error) {
-	v, err := pyjson.Loads(data)
+	v, err := jsondoc.Loads(data)
 	if err != nil {
-		return nil, invalid("%s", pyjson.PythonError(err))
+		return nil, invalid("%s", jsondoc.PythonError(err))
 	}
 	return FromValue(v)
 }
@@ -135,12 +135,12 @@ const (
 // List reads the deployments list (heat-config's input file): a JSON list
 // whose items are left undecoded into Deployments, so that one bad item
 // does not stop the others.
-func List(data []byte) ([]pyjson.Value, error) {
-	v, err := pyjson.Loads(data)
+func List(data []byte) ([]jsondoc.Value, error) {
+	v, err := jsondoc.Loads(data)
 	if err != nil {
-		return nil, invalid("%s", pyjson.PythonError(err))
+		return nil, invalid("%s", jsondoc.PythonError(err))
 	}
-	list, ok := v.([]pyjson.Value)
+	list, ok := v.([]jsondoc.Value)
 	if !ok {
 		return nil, invalid("the deployments are %s, not a list", kind(v))
 	}
@@ -176,22 +176,22 @@ func CheckID(id string) error {
 
 // Label names a deployment in messages: its id, and its name when it has
 // one. It works on documents FromValue refused too.
-func Label(v pyjson.Value) string {
-	obj, _ := v.(*pyjson.Object)
+func Label(v jsondoc.Value) string {
+	obj, _ := v.(*jsondoc.Object)
 	id, _ := str(obj, "id")
 	name, _ := str(obj, "name")
 	switch {
 	case id != "" && name != "":
-		return fmt.Sprintf("%q (%s)", name, pyjson.ReprString(id))
+		return fmt.Sprintf("%q (%s)", name, jsondoc.PyReprString(id))
 	case id != "":
-		return pyjson.ReprString(id)
+		return jsondoc.PyReprString(id)
 	case name != "":
 		return fmt.Sprintf("%q", name)
 	}
 	return "without id or name"
 }
 
-func str(obj *pyjson.Object, key string) (string, bool) {
+func str(obj *jsondoc.Object, key string) (string, bool) {
 	v, ok := obj.Get(key)
 	if !ok {
 		return "", false
@@ -201,17 +201,17 @@ func str(obj *pyjson.Object, key string) (string, bool) {
 }
 
 // kind names a JSON value's type for messages.
-func kind(v pyjson.Value) string {
+func kind(v jsondoc.Value) string {
 	switch v.(type) {
 	case nil:
 		return "null"
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		return "an object"
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		return "a list"
 	case string:
 		return "a string"
-	case pyjson.Number:
+	case jsondoc.Number:
 		return "a number"
 	case bool:
 		return "a boolean"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // listSeeds are deployments lists: Heat's shape, coercions, components,
@@ -41,7 +41,7 @@ func FuzzDeploymentsList(f *testing.F) {
 			_ = Label(v)
 			d, err := FromValue(v)
 			if err != nil {
-				if strings.ContainsAny(err.Error(), "\n\r") && !strings.ContainsAny(pyjson.Dumps(v), "\n\r") {
+				if strings.ContainsAny(err.Error(), "\n\r") && !strings.ContainsAny(jsondoc.Dumps(v), "\n\r") {
 					t.Fatalf("item %d: error is not one line: %q", i, err)
 				}
 				continue

@@ -10,7 +10,7 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/environ"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -34,7 +34,7 @@ const NothingToDo = "No 'config' input found, nothing to do."
 
 // Run writes <working>/<id>_variables.json and <working>/<id>_playbook.yaml
 // and runs the playbook against the inventory.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	working := env.Setting(WorkingVar, DefaultWorking)
 	outputs := env.Setting(OutputsVar, DefaultOutputs)
@@ -45,7 +45,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	}
 	// The reference's dict: heat_config_id first, the inputs, then
 	// heat_outputs_path; a name set again keeps its first place.
-	vars := pyjson.NewObject(len(d.Inputs()) + 2)
+	vars := jsondoc.NewObject(len(d.Inputs()) + 2)
 	vars.Set("heat_config_id", d.ID())
 	for _, in := range d.Inputs() {
 		if in.HasValue {
@@ -63,13 +63,13 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	outputsPath := pypath.Join(outputs, d.ID())
 	vars.Set("heat_outputs_path", outputsPath)
 
-	if !pyjson.Truthy(d.Config()) {
+	if !jsondoc.PyTruthy(d.Config()) {
 		// The reference exited without a result, which Heat took for
 		// success: say the same to Heat, in words.
 		log.Warn(NothingToDo)
 		return hooks.Status(nil, "", NothingToDo, 0), nil
 	}
-	if err := hooks.WriteFile(varsFile, []byte(pyjson.Dumps(vars)), 0o600); err != nil {
+	if err := hooks.WriteFile(varsFile, []byte(jsondoc.Dumps(vars)), 0o600); err != nil {
 		return nil, err
 	}
 	if err := hooks.WriteFile(fn, []byte(d.ConfigString()), 0o600); err != nil {
@@ -101,7 +101,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	red := d.Redactor()
 	for _, b := range [][]byte{out.RawStdout, out.RawStderr} {
 		if len(b) > 0 {
-			log.Info(pyjson.ReprBytes([]byte(red.Redact(string(b)))))
+			log.Info(jsondoc.PyReprBytes([]byte(red.Redact(string(b)))))
 		}
 	}
 	if out.Status != 0 {

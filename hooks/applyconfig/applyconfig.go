@@ -10,7 +10,7 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Hook is the apply-config hook.
@@ -24,14 +24,14 @@ const (
 
 // Run runs the command (one program, no arguments) and reports its
 // output and status.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	cmd := env.Setting(CmdVar, DefaultCmd)
 	log.Debug("Running " + cmd)
 	out := env.RunTool(ctx, hooks.Tool{Argv: []string{cmd}})
 	red := d.Redactor()
-	log.Info(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStdout)))))
-	log.Debug(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStderr)))))
+	log.Info(jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStdout)))))
+	log.Debug(jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStderr)))))
 	if out.Status != 0 {
 		log.Error(fmt.Sprintf("Error running apply-config: [%d]\n", out.Status))
 	} else {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -37,13 +37,13 @@ const InitKey = "AWS::CloudFormation::Init"
 // Run writes {"AWS::CloudFormation::Init": config} to
 // <dir>/last_metadata and runs cfn-init without arguments: with no
 // credentials it falls back to that file.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	config, err := initConfig(d)
 	if err != nil {
 		return nil, err
 	}
-	meta := pyjson.NewObject(1)
+	meta := jsondoc.NewObject(1)
 	meta.Set(InitKey, config)
 
 	dir := env.Setting(MetadataDirVar, DefaultMetadataDir)
@@ -52,7 +52,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	}
 	// 0600: the metadata may carry credentials, and cfn-init rewrites
 	// the file 0600 itself.
-	if err := hooks.WriteFile(pypath.Join(dir, MetadataFile), []byte(pyjson.Dumps(meta)), 0o600); err != nil {
+	if err := hooks.WriteFile(pypath.Join(dir, MetadataFile), []byte(jsondoc.Dumps(meta)), 0o600); err != nil {
 		return nil, err
 	}
 
@@ -61,10 +61,10 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	out := env.RunTool(ctx, hooks.Tool{Argv: []string{cmd}})
 	red := d.Redactor()
 	if len(out.RawStdout) > 0 {
-		log.Info(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStdout)))))
+		log.Info(jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStdout)))))
 	}
 	if len(out.RawStderr) > 0 {
-		log.Info(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStderr)))))
+		log.Info(jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStderr)))))
 	}
 	if out.Note != "" {
 		log.Warn(out.Note)
@@ -80,14 +80,14 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 // initConfig is the config as cfn-init metadata: an object as it is, a
 // string parsed as JSON (any JSON, as the reference), none or null as {}.
 // Other shapes cannot be metadata (the reference crashed on them).
-func initConfig(d *deployment.Deployment) (pyjson.Value, error) {
+func initConfig(d *deployment.Deployment) (jsondoc.Value, error) {
 	switch c := d.Config().(type) {
 	case nil:
-		return pyjson.NewObject(0), nil
-	case *pyjson.Object:
+		return jsondoc.NewObject(0), nil
+	case *jsondoc.Object:
 		return c, nil
 	case string:
-		v, err := pyjson.LoadsBytes([]byte(c))
+		v, err := jsondoc.LoadsBytes([]byte(c))
 		if err != nil {
 			// The config itself is not quoted: it may hold credentials.
 			return nil, fmt.Errorf("%w: the cfn-init hook's config is a string that is not JSON: %v", hooks.ErrConfig, err)
@@ -99,9 +99,9 @@ func initConfig(d *deployment.Deployment) (pyjson.Value, error) {
 }
 
 // kind names a JSON value's type, for a message that must not quote it.
-func kind(v pyjson.Value) string {
+func kind(v jsondoc.Value) string {
 	switch v.(type) {
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		return "a list"
 	case bool:
 		return "a boolean"

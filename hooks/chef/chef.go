@@ -13,7 +13,7 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/environ"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/internal/secret"
 )
@@ -50,7 +50,7 @@ const baseConfig = "log_level :debug\nlog_location STDOUT\nlocal_mode true\nchef
 // Run writes <working>/node/<fqdn>.json and <working>/client.rb and runs
 // chef-client -z with them; with options.kitchen, it first clones the
 // kitchen into kitchen_path.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	working := env.Setting(WorkingVar, DefaultWorking)
 	outputs := env.Setting(OutputsVar, DefaultOutputs)
@@ -86,7 +86,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	if fqdn == "" || strings.ContainsAny(fqdn, "/\x00") || fqdn == "." || fqdn == ".." {
 		return nil, fmt.Errorf("hostname -f gave %q, which cannot name the node file", fqdn)
 	}
-	node := pyjson.NewObject(len(d.Inputs()) + 1)
+	node := jsondoc.NewObject(len(d.Inputs()) + 1)
 	for _, in := range d.Inputs() {
 		value := in.Value
 		if !in.HasValue {
@@ -94,7 +94,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		}
 		switch {
 		case in.Name == "environment":
-			config += "\nenvironment '" + pyjson.Str(value) + "'"
+			config += "\nenvironment '" + jsondoc.PyStr(value) + "'"
 		case !deployKeys[in.Name]:
 			node.Set(in.Name, value)
 		}
@@ -105,7 +105,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		return nil, err
 	}
 	nodeFile := pypath.Join(nodePath, fqdn+".json")
-	if err := hooks.WriteFile(nodeFile, []byte(pyjson.DumpsIndent(node, 4)), 0o600); err != nil {
+	if err := hooks.WriteFile(nodeFile, []byte(jsondoc.DumpsIndent(node, 4)), 0o600); err != nil {
 		return nil, err
 	}
 	config += "\nnode_path '" + nodePath + "'"
@@ -124,9 +124,9 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		log.Warn("chef-client not installed yet")
 	}
 	red := d.Redactor()
-	log.Debug("Chef output: " + pyjson.ReprBytes([]byte(red.Redact(string(out.RawStdout)))))
+	log.Debug("Chef output: " + jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStdout)))))
 	if out.Status != 0 {
-		log.Error(fmt.Sprintf("Chef return code %d:\n%s", out.Status, pyjson.ReprBytes([]byte(red.Redact(string(out.RawStderr))))))
+		log.Error(fmt.Sprintf("Chef return code %d:\n%s", out.Status, jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStderr))))))
 	}
 	res := statusFirst(out.Status, out.Stdout, out.Stderr)
 	hooks.ReadOutputs(res, d, outputsPath)
@@ -134,9 +134,9 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 }
 
 // statusFirst is the reference's result dict, in its order.
-func statusFirst(code int, stdout, stderr string) *pyjson.Object {
-	res := pyjson.NewObject(5)
-	res.Set("deploy_status_code", pyjson.Int(int64(code)))
+func statusFirst(code int, stdout, stderr string) *jsondoc.Object {
+	res := jsondoc.NewObject(5)
+	res.Set("deploy_status_code", jsondoc.Int(int64(code)))
 	res.Set("deploy_stdout", stdout)
 	res.Set("deploy_stderr", stderr)
 	return res
@@ -144,12 +144,12 @@ func statusFirst(code int, stdout, stderr string) *pyjson.Object {
 
 // runList is the config read as JSON (a run list); a config that is
 // already JSON data is taken as it is.
-func runList(d *deployment.Deployment) (pyjson.Value, error) {
+func runList(d *deployment.Deployment) (jsondoc.Value, error) {
 	text, ok := d.Config().(string)
 	if !ok {
 		return d.Config(), nil
 	}
-	v, err := pyjson.LoadsBytes([]byte(text))
+	v, err := jsondoc.LoadsBytes([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the chef config is not a JSON run list: %v", hooks.ErrConfig, err)
 	}
@@ -159,7 +159,7 @@ func runList(d *deployment.Deployment) (pyjson.Value, error) {
 // cloneKitchen clones the kitchen into kitchenPath (removed first when
 // the deployment is an UPDATE, for a fresh clone); it returns the result
 // to report when git fails, else nil.
-func cloneKitchen(ctx context.Context, env hooks.Env, d *deployment.Deployment, kitchen, kitchenPath, working string) *pyjson.Object {
+func cloneKitchen(ctx context.Context, env hooks.Env, d *deployment.Deployment, kitchen, kitchenPath, working string) *jsondoc.Object {
 	log := env.Logger()
 	shown := secret.RedactURL(kitchen)
 	log.Debug("Cloning kitchen from " + shown)
@@ -173,13 +173,13 @@ func cloneKitchen(ctx context.Context, env hooks.Env, d *deployment.Deployment, 
 		return nil
 	}
 	stderr := strings.ReplaceAll(out.Stderr, kitchen, shown)
-	log.Error(fmt.Sprintf("Error cloning kitchen from %s into %s: %s", shown, kitchenPath, pyjson.ReprBytes([]byte(stderr))))
+	log.Error(fmt.Sprintf("Error cloning kitchen from %s into %s: %s", shown, kitchenPath, jsondoc.PyReprBytes([]byte(stderr))))
 	return statusFirst(out.Status, out.Stdout, stderr)
 }
 
 // firstInput is the value of the first input called name, as the
 // reference looks deploy_action up.
-func firstInput(d *deployment.Deployment, name string) (pyjson.Value, bool) {
+func firstInput(d *deployment.Deployment, name string) (jsondoc.Value, bool) {
 	for _, in := range d.Inputs() {
 		if in.Name == name {
 			return in.Value, true

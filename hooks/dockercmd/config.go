@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pystr"
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
@@ -24,7 +24,7 @@ type container struct {
 	// entered, the rest what runs in it.
 	ExecArgs, Command []string
 	order             float64
-	exitCodes         []pyjson.Value
+	exitCodes         []jsondoc.Value
 }
 
 // accepts tells whether status is one of the container's exit_codes,
@@ -44,7 +44,7 @@ func (c container) accepts(status int) bool {
 // where the reference crashed part way through (an unknown action, exec
 // without a command, exit_codes not a list, a start_order not a number),
 // this refuses the deployment whole.
-func parseConfig(v pyjson.Value) ([]container, error) {
+func parseConfig(v jsondoc.Value) ([]container, error) {
 	if s, ok := v.(string); ok {
 		loaded, err := pyyaml.SafeLoad([]byte(s))
 		if err != nil {
@@ -55,14 +55,14 @@ func parseConfig(v pyjson.Value) ([]container, error) {
 		}
 		v = loaded
 	}
-	obj, ok := v.(*pyjson.Object)
+	obj, ok := v.(*jsondoc.Object)
 	if !ok {
 		return nil, fmt.Errorf("%w: the config is %s, not an object of containers", hooks.ErrConfig, kind(v))
 	}
 	out := make([]container, 0, obj.Len())
 	for i := 0; i < obj.Len(); i++ {
 		name, cv := obj.At(i)
-		cc, ok := cv.(*pyjson.Object)
+		cc, ok := cv.(*jsondoc.Object)
 		if !ok {
 			return nil, fmt.Errorf("%w: container %q is %s, not an object", hooks.ErrConfig, name, kind(cv))
 		}
@@ -76,8 +76,8 @@ func parseConfig(v pyjson.Value) ([]container, error) {
 	return out, nil
 }
 
-func parseContainer(name string, cc *pyjson.Object) (container, error) {
-	c := container{Name: name, Action: "run", exitCodes: []pyjson.Value{pyjson.Int(0)}}
+func parseContainer(name string, cc *jsondoc.Object) (container, error) {
+	c := container{Name: name, Action: "run", exitCodes: []jsondoc.Value{jsondoc.Int(0)}}
 	if v, ok := cc.Get("start_order"); ok {
 		n, ok := number(v)
 		if !ok {
@@ -86,10 +86,10 @@ func parseContainer(name string, cc *pyjson.Object) (container, error) {
 		c.order = n
 	}
 	if v, ok := cc.Get("action"); ok {
-		c.Action = pyjson.Str(v)
+		c.Action = jsondoc.PyStr(v)
 	}
 	if v, ok := cc.Get("exit_codes"); ok {
-		list, ok := v.([]pyjson.Value)
+		list, ok := v.([]jsondoc.Value)
 		if !ok {
 			return c, fmt.Errorf("exit_codes is %s, not a list", kind(v))
 		}
@@ -116,16 +116,16 @@ func parseContainer(name string, cc *pyjson.Object) (container, error) {
 
 // runArgs are `docker run`'s options in the reference's order, then the
 // image. Values print as Python's "%s" does (None, True).
-func runArgs(cc *pyjson.Object) ([]string, error) {
+func runArgs(cc *jsondoc.Object) ([]string, error) {
 	var args []string
-	if v, ok := cc.Get("detach"); !ok || pyjson.Truthy(v) {
+	if v, ok := cc.Get("detach"); !ok || jsondoc.PyTruthy(v) {
 		args = append(args, "--detach=true")
 	}
 	if v, ok := cc.Get("env_file"); ok {
-		if list, ok := v.([]pyjson.Value); ok {
+		if list, ok := v.([]jsondoc.Value); ok {
 			args = appendEach(args, "--env-file=", list)
 		} else {
-			args = append(args, "--env-file="+pyjson.Str(v))
+			args = append(args, "--env-file="+jsondoc.PyStr(v))
 		}
 	}
 	for _, key := range []string{"environment", "net", "pid", "privileged", "restart", "user", "volumes", "volumes_from"} {
@@ -144,42 +144,42 @@ func runArgs(cc *pyjson.Object) ([]string, error) {
 			flag := map[string]string{"environment": "--env=", "volumes": "--volume=", "volumes_from": "--volumes-from="}[key]
 			args = appendEach(args, flag, items)
 		case "privileged":
-			args = append(args, "--privileged="+strings.ToLower(pyjson.Str(v)))
+			args = append(args, "--privileged="+strings.ToLower(jsondoc.PyStr(v)))
 		default:
-			args = append(args, "--"+key+"="+pyjson.Str(v))
+			args = append(args, "--"+key+"="+jsondoc.PyStr(v))
 		}
 	}
 	image := ""
 	if v, ok := cc.Get("image"); ok {
-		image = pyjson.Str(v)
+		image = jsondoc.PyStr(v)
 	}
 	return append(args, image), nil
 }
 
 // execArgs are `docker exec`'s options.
-func execArgs(cc *pyjson.Object) []string {
+func execArgs(cc *jsondoc.Object) []string {
 	var args []string
 	if v, ok := cc.Get("privileged"); ok {
-		args = append(args, "--privileged="+strings.ToLower(pyjson.Str(v)))
+		args = append(args, "--privileged="+strings.ToLower(jsondoc.PyStr(v)))
 	}
 	if v, ok := cc.Get("user"); ok {
-		args = append(args, "--user="+pyjson.Str(v))
+		args = append(args, "--user="+jsondoc.PyStr(v))
 	}
 	return args
 }
 
 // commandArgs is the command: none when false in Python's sense, a list
 // as it is, text split on white space.
-func commandArgs(cc *pyjson.Object) ([]string, error) {
+func commandArgs(cc *jsondoc.Object) ([]string, error) {
 	v, _ := cc.Get("command")
-	if !pyjson.Truthy(v) {
+	if !jsondoc.PyTruthy(v) {
 		return nil, nil
 	}
 	switch x := v.(type) {
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		out := make([]string, len(x))
 		for i, item := range x {
-			out[i] = pyjson.Str(item)
+			out[i] = jsondoc.PyStr(item)
 		}
 		return out, nil
 	case string:
@@ -191,32 +191,32 @@ func commandArgs(cc *pyjson.Object) ([]string, error) {
 // iterate is what the reference's `for v in value` went through: a
 // list's items, an object's keys; text is one item (Python went through
 // its characters).
-func iterate(key string, v pyjson.Value) ([]pyjson.Value, error) {
+func iterate(key string, v jsondoc.Value) ([]jsondoc.Value, error) {
 	switch x := v.(type) {
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		return x, nil
-	case *pyjson.Object:
-		return pyjson.StringList(x.Keys()), nil
+	case *jsondoc.Object:
+		return jsondoc.StringList(x.Keys()), nil
 	case string:
-		return []pyjson.Value{x}, nil
+		return []jsondoc.Value{x}, nil
 	}
 	return nil, fmt.Errorf("%s is %s, not a list", key, kind(v))
 }
 
 // appendEach adds flag+item for each item true in Python's sense.
-func appendEach(args []string, flag string, items []pyjson.Value) []string {
+func appendEach(args []string, flag string, items []jsondoc.Value) []string {
 	for _, item := range items {
-		if pyjson.Truthy(item) {
-			args = append(args, flag+pyjson.Str(item))
+		if jsondoc.PyTruthy(item) {
+			args = append(args, flag+jsondoc.PyStr(item))
 		}
 	}
 	return args
 }
 
 // number is a JSON number or a boolean (a Python int) as a float.
-func number(v pyjson.Value) (float64, bool) {
+func number(v jsondoc.Value) (float64, bool) {
 	switch x := v.(type) {
-	case pyjson.Number:
+	case jsondoc.Number:
 		f, err := strconv.ParseFloat(x.Text, 64)
 		return f, err == nil
 	case bool:
@@ -228,17 +228,17 @@ func number(v pyjson.Value) (float64, bool) {
 	return 0, false
 }
 
-func kind(v pyjson.Value) string {
+func kind(v jsondoc.Value) string {
 	switch v.(type) {
 	case nil:
 		return "null"
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		return "an object"
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		return "a list"
 	case string:
 		return "text"
-	case pyjson.Number:
+	case jsondoc.Number:
 		return "a number"
 	case bool:
 		return "a boolean"

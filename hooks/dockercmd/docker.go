@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/secret"
 )
 
@@ -29,8 +29,8 @@ func (dk Docker) Execute(ctx context.Context, argv []string) hooks.Outcome {
 	log := dk.Env.Logger()
 	log.Debug("execute command: " + dk.shown(argv))
 	out := dk.Env.RunTool(ctx, hooks.Tool{Argv: argv})
-	log.Debug(dk.redact(pyjson.ReprBytes(out.RawStdout)))
-	log.Debug(dk.redact(pyjson.ReprBytes(out.RawStderr)))
+	log.Debug(dk.redact(jsondoc.PyReprBytes(out.RawStdout)))
+	log.Debug(dk.redact(jsondoc.PyReprBytes(out.RawStderr)))
 	if out.Note != "" {
 		log.Warn(out.Note)
 	}
@@ -48,7 +48,7 @@ func (dk Docker) redact(s string) string {
 // values of credential-named variables (--env=DB_PASSWORD=...) and the
 // deployment's credentials hidden.
 func (dk Docker) shown(argv []string) string {
-	items := make([]pyjson.Value, len(argv))
+	items := make([]jsondoc.Value, len(argv))
 	for i, a := range argv {
 		if kv, ok := strings.CutPrefix(a, "--env="); ok {
 			if k, v, ok := strings.Cut(kv, "="); ok {
@@ -57,7 +57,7 @@ func (dk Docker) shown(argv []string) string {
 		}
 		items[i] = a
 	}
-	return dk.redact(pyjson.Repr(items))
+	return dk.redact(jsondoc.PyRepr(items))
 }
 
 // maxNameTries bounds the search for a free container name: a command

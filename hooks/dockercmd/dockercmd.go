@@ -12,7 +12,7 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Hook is the docker-cmd hook.
@@ -30,12 +30,12 @@ const (
 // (the last such one wins); the others still run, as in the reference.
 // deploy_stdout and deploy_stderr are the runs' non-empty outputs, one
 // per line.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	if action, _ := d.Input("deploy_action"); action == "DELETE" {
 		return hooks.Status(nil, "", "", 0), nil
 	}
-	if !pyjson.Truthy(d.Config()) {
+	if !jsondoc.PyTruthy(d.Config()) {
 		log.Debug("No 'config' input found, nothing to do.")
 		return hooks.Status(nil, "", "", 0), nil
 	}
@@ -92,7 +92,7 @@ func labelValues(d *deployment.Deployment) labels {
 	// A missing input is Python's None, as the reference printed it.
 	stack, _ := d.Input("deploy_stack_id")
 	res, _ := d.Input("deploy_resource_name")
-	return labels{stackID: pyjson.Str(stack), resourceName: pyjson.Str(res), configID: d.ID()}
+	return labels{stackID: jsondoc.PyStr(stack), resourceName: jsondoc.PyStr(res), configID: d.ID()}
 }
 
 // The labels 50-heat-config-docker-cmd finds containers by.

@@ -11,7 +11,7 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
@@ -55,9 +55,9 @@ func configure(ctx context.Context, env hooks.Env) error {
 	}
 	names := map[string]bool{}
 	for _, item := range list {
-		if o, ok := item.(*pyjson.Object); ok {
+		if o, ok := item.(*jsondoc.Object); ok {
 			if name, ok := o.Get("name"); ok {
-				names[pyjson.Str(name)] = true
+				names[jsondoc.PyStr(name)] = true
 			}
 		}
 	}
@@ -110,8 +110,8 @@ func cleanupStale(ctx context.Context, env hooks.Env, dir string, names map[stri
 
 // writeCompose writes the docker-compose.yml of one docker-compose
 // deployment; other groups are not its business.
-func writeCompose(dir string, item pyjson.Value) error {
-	o, ok := item.(*pyjson.Object)
+func writeCompose(dir string, item jsondoc.Value) error {
+	o, ok := item.(*jsondoc.Object)
 	if !ok {
 		return nil
 	}
@@ -129,7 +129,7 @@ func writeCompose(dir string, item pyjson.Value) error {
 	case nil:
 	case string:
 		text = c
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		text = pyyaml.Dump(c)
 	default:
 		return fmt.Errorf("deployment %s: %w: the docker-compose config is neither a mapping nor YAML text", deployment.Label(o), hooks.ErrConfig)

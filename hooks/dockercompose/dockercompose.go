@@ -17,7 +17,7 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -43,7 +43,7 @@ const (
 // and an empty config do nothing and succeed (the reference crashed
 // there, after it had meant to succeed); the project's containers are
 // stopped by Configure once the deployment is gone from the metadata.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	proj, err := projectDir(env.Setting(WorkingVar, DefaultWorking), d.Name())
 	if err != nil {
@@ -55,7 +55,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	if action, _ := d.InputString("deploy_action"); action == "DELETE" {
 		return hooks.Status(nil, "", "", 0), nil
 	}
-	if !pyjson.Truthy(d.Config()) {
+	if !jsondoc.PyTruthy(d.Config()) {
 		log.Debug("No 'config' input found, nothing to do.")
 		return hooks.Status(nil, "", "", 0), nil
 	}
@@ -85,12 +85,12 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	}
 
 	argv := []string{env.Setting(CmdVar, DefaultCmd), "up", "-d", "--no-build"}
-	shown := pyjson.Repr(toValues(argv))
+	shown := jsondoc.PyRepr(toValues(argv))
 	log.Debug("Running " + shown)
 	out := env.RunTool(ctx, hooks.Tool{Argv: argv, Dir: proj})
 	red := d.Redactor()
-	log.Debug(red.Redact(pyjson.ReprBytes(out.RawStdout)))
-	log.Debug(red.Redact(pyjson.ReprBytes(out.RawStderr)))
+	log.Debug(red.Redact(jsondoc.PyReprBytes(out.RawStdout)))
+	log.Debug(red.Redact(jsondoc.PyReprBytes(out.RawStderr)))
 	if out.Status != 0 {
 		log.Error(fmt.Sprintf("Error running %s. [%d]\n", shown, out.Status))
 	} else {
@@ -108,8 +108,8 @@ func projectDir(working, name string) (string, error) {
 	return pypath.Join(working, name), nil
 }
 
-func toValues(s []string) []pyjson.Value {
-	out := make([]pyjson.Value, len(s))
+func toValues(s []string) []jsondoc.Value {
+	out := make([]jsondoc.Value, len(s))
 	for i, x := range s {
 		out[i] = x
 	}
@@ -121,10 +121,10 @@ func toValues(s []string) []pyjson.Value {
 // the config's top-level mappings (version 1 files, the reference's)
 // and those under "services" (version 2 and 3 files, where the
 // reference crashed on the "version" string). A string config is YAML.
-func envFileNames(config pyjson.Value) ([]string, error) {
+func envFileNames(config jsondoc.Value) ([]string, error) {
 	text, ok := config.(string)
 	if !ok {
-		text = pyjson.Dumps(config) // JSON is YAML
+		text = jsondoc.Dumps(config) // JSON is YAML
 	}
 	var doc any
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
@@ -173,7 +173,7 @@ func sortedKeys(m map[string]any) []string {
 // JSON text (Heat's String input), or as a list (a Json input).
 func inputEnvFiles(d *deployment.Deployment) (map[string]string, error) {
 	v, _ := d.Input("env_files")
-	if !pyjson.Truthy(v) {
+	if !jsondoc.PyTruthy(v) {
 		return nil, nil
 	}
 	if s, ok := v.(string); ok {
@@ -182,13 +182,13 @@ func inputEnvFiles(d *deployment.Deployment) (map[string]string, error) {
 			return nil, fmt.Errorf("input env_files: %w", err)
 		}
 	}
-	list, ok := v.([]pyjson.Value)
+	list, ok := v.([]jsondoc.Value)
 	if !ok {
 		return nil, fmt.Errorf("input %w", errNotList)
 	}
 	files := make(map[string]string, len(list))
 	for _, item := range list {
-		o, ok := item.(*pyjson.Object)
+		o, ok := item.(*jsondoc.Object)
 		if !ok {
 			return nil, fmt.Errorf("input %w", errNotList)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // maxLiteralDepth bounds the nesting of a literal, as Python's parser
@@ -19,7 +19,7 @@ const maxLiteralDepth = 100
 // input as Python's repr ([{'file_name': ..., 'content': ...}]) and
 // templates write it as JSON. Lists, tuples (as lists), dicts with
 // string keys, strings, integers, floats, True, False and None.
-func literalEval(s string) (pyjson.Value, error) {
+func literalEval(s string) (jsondoc.Value, error) {
 	p := &litParser{s: s}
 	v, err := p.value(0)
 	if err != nil {
@@ -47,7 +47,7 @@ func (p *litParser) space() {
 	}
 }
 
-func (p *litParser) value(depth int) (pyjson.Value, error) {
+func (p *litParser) value(depth int) (jsondoc.Value, error) {
 	if depth > maxLiteralDepth {
 		return nil, p.errorf("nested too deeply")
 	}
@@ -59,12 +59,12 @@ func (p *litParser) value(depth int) (pyjson.Value, error) {
 	case c == '[' || c == '(':
 		closer := map[byte]byte{'[': ']', '(': ')'}[c]
 		p.i++
-		var list []pyjson.Value
+		var list []jsondoc.Value
 		for {
 			p.space()
 			if p.i < len(p.s) && p.s[p.i] == closer {
 				p.i++
-				return append([]pyjson.Value{}, list...), nil
+				return append([]jsondoc.Value{}, list...), nil
 			}
 			v, err := p.value(depth + 1)
 			if err != nil {
@@ -77,7 +77,7 @@ func (p *litParser) value(depth int) (pyjson.Value, error) {
 		}
 	case c == '{':
 		p.i++
-		obj := pyjson.NewObject(0)
+		obj := jsondoc.NewObject(0)
 		for {
 			p.space()
 			if p.i < len(p.s) && p.s[p.i] == '}' {
@@ -121,10 +121,10 @@ func (p *litParser) value(depth int) (pyjson.Value, error) {
 		return nil, p.errorf("unexpected %q", p.s[p.i:p.i+1])
 	}
 	if _, err := strconv.ParseInt(word, 10, 64); err == nil {
-		return pyjson.Number{Text: word}, nil
+		return jsondoc.Number{Text: word}, nil
 	}
 	if f, err := strconv.ParseFloat(word, 64); err == nil {
-		return pyjson.Float(f), nil
+		return jsondoc.Float(f), nil
 	}
 	return nil, p.errorf("unexpected %q", word)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/internal/pyutf8"
 )
@@ -32,15 +32,15 @@ const (
 // Run refuses to go on when os-apply-config still has the legacy hiera
 // element's data, then writes the hiera configuration (when the config
 // has a hierarchy) and the data files (datafiles: name -> data).
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
-	var c *pyjson.Object
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
+	var c *jsondoc.Object
 	switch x := d.Config().(type) {
 	case nil:
-		c = pyjson.NewObject(0)
-	case *pyjson.Object:
+		c = jsondoc.NewObject(0)
+	case *jsondoc.Object:
 		c = x
 	default:
-		return nil, fmt.Errorf("%w: the hiera hook's config is %s, not an object", hooks.ErrConfig, pyjson.Dumps(x))
+		return nil, fmt.Errorf("%w: the hiera hook's config is %s, not an object", hooks.ErrConfig, jsondoc.Dumps(x))
 	}
 	if res := legacyCheck(ctx, env); res != nil {
 		return res, nil
@@ -50,23 +50,23 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		return nil, err
 	}
 	if h, ok := c.Get("hierarchy"); ok {
-		list, ok := h.([]pyjson.Value)
+		list, ok := h.([]jsondoc.Value)
 		if !ok {
-			return nil, fmt.Errorf("%w: hierarchy is %s, not a list", hooks.ErrConfig, pyjson.Dumps(h))
+			return nil, fmt.Errorf("%w: hierarchy is %s, not a list", hooks.ErrConfig, jsondoc.Dumps(h))
 		}
 		if err := hooks.WriteFile(env.Setting(ConfigVar, DefaultConfig), []byte(Config(dataDir, list)), 0o600); err != nil {
 			return nil, err
 		}
 	}
 	if df, ok := c.Get("datafiles"); ok {
-		files, ok := df.(*pyjson.Object)
+		files, ok := df.(*jsondoc.Object)
 		if !ok {
-			return nil, fmt.Errorf("%w: datafiles is %s, not an object", hooks.ErrConfig, pyjson.Dumps(df))
+			return nil, fmt.Errorf("%w: datafiles is %s, not an object", hooks.ErrConfig, jsondoc.Dumps(df))
 		}
 		for i := 0; i < files.Len(); i++ {
 			name, data := files.At(i)
 			path := pypath.Join(dataDir, name+".json")
-			if err := hooks.WriteFile(path, []byte(pyjson.DumpsIndentSorted(data, 4)), 0o600); err != nil {
+			if err := hooks.WriteFile(path, []byte(jsondoc.DumpsIndentSorted(data, 4)), 0o600); err != nil {
 				return nil, err
 			}
 		}
@@ -77,11 +77,11 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 // Config is the hiera configuration file for a JSON backend in dataDir
 // with the hierarchy's levels, byte for byte the reference's (it starts
 // with an empty line).
-func Config(dataDir string, hierarchy []pyjson.Value) string {
+func Config(dataDir string, hierarchy []jsondoc.Value) string {
 	var b strings.Builder
 	b.WriteString("\n---\n:backends:\n  - json\n:json:\n  :datadir: " + dataDir + "\n:hierarchy:\n")
 	for _, item := range hierarchy {
-		b.WriteString("  - " + pyjson.Str(item) + "\n")
+		b.WriteString("  - " + jsondoc.PyStr(item) + "\n")
 	}
 	return b.String()
 }
@@ -90,7 +90,7 @@ func Config(dataDir string, hierarchy []pyjson.Value) string {
 // reference did); unless it prints "empty", os-apply-config still holds
 // the old element's hiera data and the deployment fails with a result
 // saying so. A command that cannot be run means no legacy data.
-func legacyCheck(ctx context.Context, env hooks.Env) *pyjson.Object {
+func legacyCheck(ctx context.Context, env hooks.Env) *jsondoc.Object {
 	argv := strings.Split(env.Setting(CheckCmdVar, DefaultCheckCmd), " ")
 	out := env.RunTool(ctx, hooks.Tool{Argv: argv})
 	switch {

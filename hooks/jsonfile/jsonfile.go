@@ -10,7 +10,7 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Hook is the json-file hook.
@@ -19,15 +19,15 @@ var Hook = hooks.Hook{Group: "json-file", Summary: "writes each entry of the con
 // Run writes each entry of the config to its path (missing directories
 // are created 0700; the file gets the default mode and is truncated) as
 // indented JSON with sorted keys, in the config's order.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
-	var c *pyjson.Object
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
+	var c *jsondoc.Object
 	switch x := d.Config().(type) {
 	case nil:
-		c = pyjson.NewObject(0) // the reference crashed; nothing to write
-	case *pyjson.Object:
+		c = jsondoc.NewObject(0) // the reference crashed; nothing to write
+	case *jsondoc.Object:
 		c = x
 	default:
-		return nil, fmt.Errorf("%w: the json-file hook's config is %s, not an object of paths", hooks.ErrConfig, pyjson.Dumps(x))
+		return nil, fmt.Errorf("%w: the json-file hook's config is %s, not an object of paths", hooks.ErrConfig, jsondoc.Dumps(x))
 	}
 	for i := 0; i < c.Len(); i++ {
 		path, data := c.At(i)
@@ -36,7 +36,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 				return nil, err
 			}
 		}
-		if err := os.WriteFile(path, []byte(pyjson.DumpsIndentSorted(data, 4)), 0o666); err != nil {
+		if err := os.WriteFile(path, []byte(jsondoc.DumpsIndentSorted(data, 4)), 0o666); err != nil {
 			return nil, err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/durable"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Settings of the configure.d script, with their defaults.
@@ -99,8 +99,8 @@ func configure(ctx context.Context, env hooks.Env) error {
 // writeManifest writes the pod of one kubelet deployment, as the
 // reference's json.dump(indent=2) did (0600), and returns the file's
 // name; other groups are skipped.
-func writeManifest(dir string, item pyjson.Value) (string, error) {
-	o, ok := item.(*pyjson.Object)
+func writeManifest(dir string, item jsondoc.Value) (string, error) {
+	o, ok := item.(*jsondoc.Object)
 	if !ok {
 		return "", nil
 	}
@@ -122,5 +122,5 @@ func writeManifest(dir string, item pyjson.Value) (string, error) {
 		// now: it is not gone.
 		return name, fmt.Errorf("deployment %s has no config", deployment.Label(o))
 	}
-	return name, durable.WriteFile(filepath.Join(dir, name), []byte(pyjson.DumpsIndent(config, 2)))
+	return name, durable.WriteFile(filepath.Join(dir, name), []byte(jsondoc.DumpsIndent(config, 2)))
 }

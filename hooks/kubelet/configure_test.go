@@ -11,7 +11,7 @@ import (
 	"github.com/tripleo-go/agent/hooks/hooktest"
 	"github.com/tripleo-go/agent/hooks/kubelet"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // The reference test's deployments.
@@ -56,14 +56,14 @@ func TestConfigure(t *testing.T) {
 	if code, log := runConfigure(t, dir, deployments); code != 0 {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	list, _ := pyjson.Loads([]byte(deployments))
-	for _, item := range list.([]pyjson.Value)[:3] {
-		o := item.(*pyjson.Object)
+	list, _ := jsondoc.Loads([]byte(deployments))
+	for _, item := range list.([]jsondoc.Value)[:3] {
+		o := item.(*jsondoc.Object)
 		id, _ := o.Get("id")
 		config, _ := o.Get("config")
 		p := filepath.Join(dir, id.(string)+".json")
 		got := hooktest.ReadFile(t, p)
-		if got != pyjson.DumpsIndent(config, 2) || hooktest.Mode(t, p) != 0o600 {
+		if got != jsondoc.DumpsIndent(config, 2) || hooktest.Mode(t, p) != 0o600 {
 			t.Errorf("%s: %q mode %o", p, got, hooktest.Mode(t, p))
 		}
 	}

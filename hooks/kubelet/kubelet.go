@@ -18,8 +18,8 @@ import (
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Hook is the kubelet hook.
@@ -51,7 +51,7 @@ const (
 // Run waits for the pod and reports what it saw: deploy_stdout is the
 // hook's log (DEBUG and up), deploy_stderr its warnings and errors, the
 // status 1 when an image or a container did not come in time.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	var stdout, stderr strings.Builder
 	log := teeLogger(env, &stdout, &stderr)
 	w := &waiter{ctx: ctx, env: env, log: log, docker: env.Setting(DockerCmdVar, DefaultDockerCmd)}
@@ -146,9 +146,9 @@ type timeout struct {
 func seconds(d *deployment.Deployment, name, def string) (timeout, error) {
 	text := def
 	if v, ok := d.Option(name); ok && v != nil {
-		n, isNum := v.(pyjson.Number)
+		n, isNum := v.(jsondoc.Number)
 		if !isNum {
-			return timeout{}, fmt.Errorf("option %s is not a number of seconds: %s", name, pyjson.Dumps(v))
+			return timeout{}, fmt.Errorf("option %s is not a number of seconds: %s", name, jsondoc.Dumps(v))
 		}
 		text = n.Text
 	}

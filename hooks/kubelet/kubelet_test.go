@@ -9,7 +9,7 @@ import (
 
 	"github.com/tripleo-go/agent/hooks/hooktest"
 	"github.com/tripleo-go/agent/hooks/kubelet"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 func TestMain(m *testing.M) { hooktest.Main(m, kubelet.Hook) }
@@ -23,7 +23,7 @@ const pod = `{"id": "a50ae8dd-b0c4-407f-8732-3571b3a0f28b", "group": "kubelet", 
 
 func containers(t *testing.T, config string) []kubelet.Container {
 	t.Helper()
-	v, err := pyjson.Loads([]byte(config))
+	v, err := jsondoc.Loads([]byte(config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +66,12 @@ func TestContainerPattern(t *testing.T) {
 // test_hook_kubelet.py: test_required_images (each image once; none for
 // a pod without containers) and test_required_container_patterns.
 func TestRequiredImagesAndPatterns(t *testing.T) {
-	d, err := pyjson.Loads([]byte(strings.Replace(pod, "OPTIONS", "{}", 1)))
+	d, err := jsondoc.Loads([]byte(strings.Replace(pod, "OPTIONS", "{}", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, _ := d.(*pyjson.Object).Get("config")
-	cs := containers(t, pyjson.Dumps(config))
+	config, _ := d.(*jsondoc.Object).Get("config")
+	cs := containers(t, jsondoc.Dumps(config))
 	if got := kubelet.RequiredImages(cs); !slices.Equal(got, []string{"kollaglue/fedora-rdo-heat-engine", "kollaglue/fedora-rdo-rabbitmq"}) {
 		t.Errorf("images %q", got)
 	}

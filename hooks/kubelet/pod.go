@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Container is what the hook needs of a pod's container.
@@ -14,8 +14,8 @@ type Container struct{ Name, Image string }
 
 // PodContainers are the config's containers (none when it has none); a
 // config that is not a pod is an error, as the reference's was.
-func PodContainers(config pyjson.Value) ([]Container, error) {
-	pod, ok := config.(*pyjson.Object)
+func PodContainers(config jsondoc.Value) ([]Container, error) {
+	pod, ok := config.(*jsondoc.Object)
 	if !ok {
 		return nil, fmt.Errorf("%w: the kubelet config is not a pod (a JSON object)", hooks.ErrConfig)
 	}
@@ -23,13 +23,13 @@ func PodContainers(config pyjson.Value) ([]Container, error) {
 	if v == nil {
 		return nil, nil
 	}
-	list, ok := v.([]pyjson.Value)
+	list, ok := v.([]jsondoc.Value)
 	if !ok {
 		return nil, fmt.Errorf("%w: the pod's containers are not a list", hooks.ErrConfig)
 	}
 	var out []Container
 	for i, item := range list {
-		o, _ := item.(*pyjson.Object)
+		o, _ := item.(*jsondoc.Object)
 		var c Container
 		if o != nil {
 			name, _ := o.Get("name")

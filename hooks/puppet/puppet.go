@@ -12,7 +12,7 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/environ"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -42,7 +42,7 @@ const (
 
 // Run writes the manifest to <working>/<id>.pp and applies it with
 // --detailed-exitcodes: 0 (no changes) and 2 (changes) are success.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	working := env.Setting(WorkingVar, DefaultWorking)
 	outputs := env.Setting(OutputsVar, DefaultOutputs)
@@ -56,11 +56,11 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 
 	// facts keeps the reference's dict order: fqdn, the inputs, then the
 	// hook's own; a later value of a name keeps its first place.
-	facts := pyjson.NewObject(len(d.Inputs()) + 3)
+	facts := jsondoc.NewObject(len(d.Inputs()) + 3)
 	if fqdn := env.FQDN(ctx); fqdn != "" {
 		facts.Set("FACTER_fqdn", fqdn)
 	}
-	hiera := pyjson.NewObject(len(d.Inputs()))
+	hiera := jsondoc.NewObject(len(d.Inputs()))
 	for _, in := range d.Inputs() {
 		value := in.Value
 		if !in.HasValue {
@@ -113,7 +113,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	}
 	log.Info(fmt.Sprintf("Return code %d", out.Status))
 
-	res := pyjson.NewObject(4)
+	res := jsondoc.NewObject(4)
 	red := d.Redactor()
 	for _, stream := range []string{"stdout", "stderr"} {
 		content, dropped, err := hooks.ReadTail(base+"-"+stream+".log", hooks.MaxOutput)
@@ -140,7 +140,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		log.Error(fmt.Sprintf("Error running %s. [%d]\n", fn, out.Status))
 	}
 	hooks.ReadOutputs(res, d, outputsPath)
-	res.Set("deploy_status_code", pyjson.Int(int64(status)))
+	res.Set("deploy_status_code", jsondoc.Int(int64(status)))
 	return res, nil
 }
 
@@ -179,7 +179,7 @@ func logStamp(t string) string {
 // writeHiera writes the inputs as heat_config_<name>.json in the hiera
 // data directory: keyed by the deployment's name, so the latest
 // deployment of a name is what hiera sees.
-func writeHiera(env hooks.Env, name string, data *pyjson.Object) error {
+func writeHiera(env hooks.Env, name string, data *jsondoc.Object) error {
 	if strings.ContainsAny(name, "/\x00") {
 		return fmt.Errorf("deployment name %q cannot name a hiera data file", name)
 	}
@@ -187,7 +187,7 @@ func writeHiera(env hooks.Env, name string, data *pyjson.Object) error {
 	if err := hooks.PrepareDir(dir); err != nil {
 		return err
 	}
-	return hooks.WriteFile(pypath.Join(dir, "heat_config_"+name+".json"), []byte(pyjson.Dumps(data)), 0o600)
+	return hooks.WriteFile(pypath.Join(dir, "heat_config_"+name+".json"), []byte(jsondoc.Dumps(data)), 0o600)
 }
 
 // runLogged runs puppet with its stdout and stderr in <base>-stdout.log

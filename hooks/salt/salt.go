@@ -19,7 +19,7 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/environ"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
@@ -43,7 +43,7 @@ const maxResult = 16 << 20
 
 // Run writes <working>/<id>.sls (the state) and <working>/<id>.opts (the
 // inputs, as minion options) and applies the state.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	working := env.Setting(WorkingVar, DefaultWorking)
 	if err := hooks.PrepareDir(working); err != nil {
@@ -51,7 +51,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	}
 	minion := env.Setting(MinionConfigVar, DefaultMinionConfig)
 
-	opts := pyjson.NewObject(len(d.Inputs()))
+	opts := jsondoc.NewObject(len(d.Inputs()))
 	for _, in := range d.Inputs() {
 		if in.HasValue {
 			opts.Set(in.Name, in.Value)
@@ -80,7 +80,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		log.Warn("salt-call not installed yet")
 	}
 	ret, ok := readAnswer(env, outFile)
-	res := pyjson.NewObject(len(d.Outputs()) + 3)
+	res := jsondoc.NewObject(len(d.Outputs()) + 3)
 	if !ok {
 		// No answer: salt-call stopped before the state ran (a bad
 		// option, a missing SLS, a crash, the deadline). The reference
@@ -95,15 +95,15 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 		}
 		res.Set("deploy_stdout", out.Stdout)
 		res.Set("deploy_stderr", out.Stderr)
-		res.Set("deploy_status_code", pyjson.Int(int64(status)))
+		res.Set("deploy_status_code", jsondoc.Int(int64(status)))
 		return res, nil
 	}
 
 	red := d.Redactor()
 	status := out.Status
-	log.Info("Results: " + red.Redact(pyjson.Repr(answerRepr(ret, status))))
+	log.Info("Results: " + red.Redact(jsondoc.PyRepr(answerRepr(ret, status))))
 	output := pyyaml.Dump(ret)
-	var stdout, stderr pyjson.Value
+	var stdout, stderr jsondoc.Value
 	switch {
 	case status == 0:
 		log.Info("Completed applying salt state " + stateFile)
@@ -121,7 +121,7 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	}
 	res.Set("deploy_stdout", stdout)
 	res.Set("deploy_stderr", stderr)
-	res.Set("deploy_status_code", pyjson.Int(int64(status)))
+	res.Set("deploy_status_code", jsondoc.Int(int64(status)))
 	return res, nil
 }
 
@@ -138,7 +138,7 @@ func Command(cmd, minionConfig, working, id, optsFile, outFile string) []string 
 
 // stateText is the SLS file: a string config as it is, structured data
 // as YAML (the reference's yaml.safe_dump), null as nothing.
-func stateText(config pyjson.Value) string {
+func stateText(config jsondoc.Value) string {
 	switch c := config.(type) {
 	case nil:
 		return ""
@@ -151,7 +151,7 @@ func stateText(config pyjson.Value) string {
 
 // readAnswer is what salt-call returned ({"local": <return>}), and
 // whether there was one.
-func readAnswer(env hooks.Env, path string) (pyjson.Value, bool) {
+func readAnswer(env hooks.Env, path string) (jsondoc.Value, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, false
@@ -163,12 +163,12 @@ func readAnswer(env hooks.Env, path string) (pyjson.Value, bool) {
 		env.Logger().Warn(fmt.Sprintf("%s: more than %d bytes; not read", path, maxResult))
 		return nil, false
 	}
-	v, err := pyjson.LoadsBytes(b[:n])
+	v, err := jsondoc.LoadsBytes(b[:n])
 	if err != nil {
 		env.Logger().Warn(fmt.Sprintf("%s: %v", path, err))
 		return nil, false
 	}
-	o, ok := v.(*pyjson.Object)
+	o, ok := v.(*jsondoc.Object)
 	if !ok {
 		return nil, false
 	}
@@ -179,18 +179,18 @@ func readAnswer(env hooks.Env, path string) (pyjson.Value, bool) {
 // a state whose result is false (or null: a test run) failed it. A
 // return that is no mapping of states (salt's list of render errors)
 // failed too.
-func failed(ret pyjson.Value) bool {
-	states, ok := ret.(*pyjson.Object)
+func failed(ret jsondoc.Value) bool {
+	states, ok := ret.(*jsondoc.Object)
 	if !ok {
 		return true
 	}
 	for i := 0; i < states.Len(); i++ {
 		_, v := states.At(i)
-		st, ok := v.(*pyjson.Object)
+		st, ok := v.(*jsondoc.Object)
 		if !ok {
 			return true
 		}
-		if r, _ := st.Get("result"); !pyjson.Truthy(r) {
+		if r, _ := st.Get("result"); !jsondoc.PyTruthy(r) {
 			return true
 		}
 	}
@@ -199,26 +199,26 @@ func failed(ret pyjson.Value) bool {
 
 // answerRepr is the part of salt's caller return we know (the reference
 // logged all of it).
-func answerRepr(ret pyjson.Value, status int) *pyjson.Object {
-	o := pyjson.NewObject(2)
+func answerRepr(ret jsondoc.Value, status int) *jsondoc.Object {
+	o := jsondoc.NewObject(2)
 	o.Set("return", ret)
-	o.Set("retcode", pyjson.Int(int64(status)))
+	o.Set("retcode", jsondoc.Int(int64(status)))
 	return o
 }
 
 // callerField is the reference's output value: the field of salt's
 // caller return named like the output; the job's id and the minion's
 // are not in salt-call's JSON, and are null.
-func callerField(name string, ret pyjson.Value, status int, id string) pyjson.Value {
+func callerField(name string, ret jsondoc.Value, status int, id string) jsondoc.Value {
 	switch name {
 	case "return":
 		return ret
 	case "retcode":
-		return pyjson.Int(int64(status))
+		return jsondoc.Int(int64(status))
 	case "fun":
 		return "state.sls"
 	case "fun_args":
-		return []pyjson.Value{id}
+		return []jsondoc.Value{id}
 	case "out":
 		return "highstate"
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/environ"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
@@ -26,7 +26,7 @@ const (
 
 // Run writes the config to <working>/<id> (0700) and runs it there with
 // the hook's environment plus the inputs and heat_outputs_path.
-func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.Object, error) {
+func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc.Object, error) {
 	log := env.Logger()
 	working := env.Setting(WorkingVar, DefaultWorking)
 	outputs := env.Setting(OutputsVar, DefaultOutputs)
@@ -54,8 +54,8 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*pyjson.
 	log.Debug("Running " + fn)
 	out := env.RunTool(ctx, hooks.Tool{Argv: []string{fn}, Env: toolEnv, Dir: working})
 	red := d.Redactor()
-	log.Info(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStdout)))))
-	log.Debug(pyjson.ReprBytes([]byte(red.Redact(string(out.RawStderr)))))
+	log.Info(jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStdout)))))
+	log.Debug(jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStderr)))))
 	if out.Status != 0 {
 		log.Error(fmt.Sprintf("Error running %s. [%d]\n", fn, out.Status))
 	} else {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // ErrorString words err about path as str(OSError) does:
@@ -23,5 +23,5 @@ func ErrorString(err error, path string) string {
 	if msg != "" {
 		msg = strings.ToUpper(msg[:1]) + msg[1:]
 	}
-	return fmt.Sprintf("[Errno %d] %s: %s", int(errno), msg, pyjson.ReprString(path))
+	return fmt.Sprintf("[Errno %d] %s: %s", int(errno), msg, jsondoc.PyReprString(path))
 }

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 const (
@@ -27,7 +27,7 @@ const (
 
 // Dump is yaml.safe_dump(v) (default_flow_style=False, the default since
 // PyYAML 5.1): one document, ending with a newline.
-func Dump(v pyjson.Value) string {
+func Dump(v jsondoc.Value) string {
 	e := &emitter{indent: -1, whitespace: true, indention: true}
 	e.node(v, ctx{root: true})
 	e.writeIndent() // the document's end
@@ -67,17 +67,17 @@ func (e *emitter) popIndent() {
 	e.indents = e.indents[:len(e.indents)-1]
 }
 
-func (e *emitter) node(v pyjson.Value, c ctx) {
+func (e *emitter) node(v jsondoc.Value, c ctx) {
 	e.ctx = c
 	switch x := v.(type) {
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		if x.Len() == 0 {
 			e.writeIndicator("{", true, true, false)
 			e.writeIndicator("}", false, false, false)
 			return
 		}
 		e.blockMapping(x)
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		if len(x) == 0 {
 			e.writeIndicator("[", true, true, false)
 			e.writeIndicator("]", false, false, false)
@@ -92,7 +92,7 @@ func (e *emitter) node(v pyjson.Value, c ctx) {
 	}
 }
 
-func (e *emitter) blockSequence(items []pyjson.Value) {
+func (e *emitter) blockSequence(items []jsondoc.Value) {
 	e.increaseIndent(false, e.ctx.mapping && !e.indention)
 	for _, item := range items {
 		e.writeIndent()
@@ -102,7 +102,7 @@ func (e *emitter) blockSequence(items []pyjson.Value) {
 	e.popIndent()
 }
 
-func (e *emitter) blockMapping(o *pyjson.Object) {
+func (e *emitter) blockMapping(o *jsondoc.Object) {
 	e.increaseIndent(false, false)
 	keys := slices.Clone(o.Keys())
 	slices.Sort(keys)
@@ -125,7 +125,7 @@ func (e *emitter) blockMapping(o *pyjson.Object) {
 
 // scalarText is a non-string value's text, or a string, and whether it may
 // be written plain (it reads back as what it is).
-func scalarText(v pyjson.Value) (string, bool) {
+func scalarText(v jsondoc.Value) (string, bool) {
 	switch x := v.(type) {
 	case nil:
 		return "null", true
@@ -134,7 +134,7 @@ func scalarText(v pyjson.Value) (string, bool) {
 			return "true", true
 		}
 		return "false", true
-	case pyjson.Number:
+	case jsondoc.Number:
 		if !x.IsFloat {
 			return x.Text, true
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Against PyYAML itself, on random documents (without -short; skipped
@@ -22,7 +22,7 @@ func TestSafeDumpAgainstPyYAML(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	var docs []string
 	for range 3000 {
-		docs = append(docs, pyjson.Dumps(randomValue(r, 0)))
+		docs = append(docs, jsondoc.Dumps(randomValue(r, 0)))
 	}
 	in, _ := json.Marshal(docs)
 	cmd := exec.Command("python3", "-c", `import json, sys, yaml
@@ -64,7 +64,7 @@ func randomString(r *rand.Rand) string {
 	return b.String()
 }
 
-func randomValue(r *rand.Rand, depth int) pyjson.Value {
+func randomValue(r *rand.Rand, depth int) jsondoc.Value {
 	k := r.Intn(10)
 	if depth > 3 {
 		k = r.Intn(6)
@@ -75,13 +75,13 @@ func randomValue(r *rand.Rand, depth int) pyjson.Value {
 	case 1:
 		return r.Intn(2) == 0
 	case 2:
-		return pyjson.Int(r.Int63n(2000) - 1000)
+		return jsondoc.Int(r.Int63n(2000) - 1000)
 	case 3:
-		return pyjson.Float([]float64{0.5, 1e16, 1e-7, 123.456, -0.0, 3e300}[r.Intn(6)])
+		return jsondoc.Float([]float64{0.5, 1e16, 1e-7, 123.456, -0.0, 3e300}[r.Intn(6)])
 	case 4, 5:
 		return randomString(r)
 	case 6, 7:
-		o := pyjson.NewObject(4)
+		o := jsondoc.NewObject(4)
 		for range r.Intn(5) {
 			key := randomString(r)
 			if r.Intn(15) == 0 {
@@ -91,12 +91,12 @@ func randomValue(r *rand.Rand, depth int) pyjson.Value {
 		}
 		return o
 	default:
-		var l []pyjson.Value
+		var l []jsondoc.Value
 		for range r.Intn(5) {
 			l = append(l, randomValue(r, depth+1))
 		}
 		if l == nil {
-			l = []pyjson.Value{}
+			l = []jsondoc.Value{}
 		}
 		return l
 	}
@@ -104,26 +104,26 @@ func randomValue(r *rand.Rand, depth int) pyjson.Value {
 
 // A salt answer of 1000 states (about 300 KB of YAML).
 func BenchmarkSafeDumpStates(b *testing.B) {
-	states := pyjson.NewObject(1000)
+	states := jsondoc.NewObject(1000)
 	for i := range 1000 {
-		st := pyjson.NewObject(9)
+		st := jsondoc.NewObject(9)
 		st.Set("name", "does_not_matter")
-		st.Set("changes", map[bool]pyjson.Value{true: nil}[true])
+		st.Set("changes", map[bool]jsondoc.Value{true: nil}[true])
 		st.Set("result", true)
 		st.Set("comment", "State 'test.echo' was not found in SLS 'fake_stack'\nReason: 'test.echo' is not available.\n")
-		st.Set("__run_num__", pyjson.Int(int64(i)))
+		st.Set("__run_num__", jsondoc.Int(int64(i)))
 		st.Set("start_time", "11:40:20.123456")
-		st.Set("duration", pyjson.Float(1.234))
-		states.Set("environ_|-testit_|-does_not_matter_|-setenv"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+pyjson.Int(int64(i)).Text, st)
+		st.Set("duration", jsondoc.Float(1.234))
+		states.Set("environ_|-testit_|-does_not_matter_|-setenv"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+jsondoc.Int(int64(i)).Text, st)
 	}
 	b.SetBytes(int64(len(Dump(states))))
 	for b.Loop() {
 		Dump(states)
 	}
 }
-func load(t *testing.T, s string) pyjson.Value {
+func load(t *testing.T, s string) jsondoc.Value {
 	t.Helper()
-	v, err := pyjson.Loads([]byte(s))
+	v, err := jsondoc.Loads([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pyyaml"
 )
 
@@ -31,7 +31,7 @@ var cases = []struct{ json, yaml string }{
 // test is skipped without python3 and PyYAML, and under -short).
 func TestDumpIsPyYAMLs(t *testing.T) {
 	for _, tc := range cases {
-		v, err := pyjson.Loads([]byte(tc.json))
+		v, err := jsondoc.Loads([]byte(tc.json))
 		if err != nil {
 			t.Fatal(err)
 		}

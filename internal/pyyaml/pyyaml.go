@@ -15,7 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pystr"
 )
 
@@ -36,7 +36,7 @@ func (e *Error) Error() string { return e.Msg }
 // scalar meaning; an empty document is nil. yaml.v3 does the syntax; the
 // scalars are resolved here because yaml.v3 follows YAML 1.2 (where 0644
 // is decimal).
-func SafeLoad(data []byte) (pyjson.Value, error) {
+func SafeLoad(data []byte) (jsondoc.Value, error) {
 	invalid := func(err error) error {
 		return &Error{Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
@@ -64,7 +64,7 @@ func SafeLoad(data []byte) (pyjson.Value, error) {
 
 const maxYAMLDepth = 100
 
-func convert(n *yaml.Node, depth int) (pyjson.Value, error) {
+func convert(n *yaml.Node, depth int) (jsondoc.Value, error) {
 	if depth > maxYAMLDepth {
 		return nil, &Error{Msg: "invalid YAML: nested too deeply"}
 	}
@@ -80,7 +80,7 @@ func convert(n *yaml.Node, depth int) (pyjson.Value, error) {
 		}
 		return convert(n.Content[0], depth+1)
 	case yaml.SequenceNode:
-		out := make([]pyjson.Value, 0, len(n.Content))
+		out := make([]jsondoc.Value, 0, len(n.Content))
 		for _, c := range n.Content {
 			v, err := convert(c, depth+1)
 			if err != nil {
@@ -94,7 +94,7 @@ func convert(n *yaml.Node, depth int) (pyjson.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj := pyjson.NewObject(len(pairs) / 2)
+		obj := jsondoc.NewObject(len(pairs) / 2)
 		for i := 0; i+1 < len(pairs); i += 2 {
 			k, err := convert(pairs[i], depth+1)
 			if err != nil {
@@ -104,7 +104,7 @@ func convert(n *yaml.Node, depth int) (pyjson.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			obj.Set(pyjson.Str(k), v) // duplicate keys: the last value wins
+			obj.Set(jsondoc.PyStr(k), v) // duplicate keys: the last value wins
 		}
 		return obj, nil
 	case yaml.ScalarNode:
@@ -183,11 +183,11 @@ func checkTag(n *yaml.Node) error {
 	return &Error{Msg: fmt.Sprintf("invalid YAML: could not determine a constructor for the tag %q", n.Tag)}
 }
 
-func scalar(n *yaml.Node) (pyjson.Value, error) {
+func scalar(n *yaml.Node) (jsondoc.Value, error) {
 	if n.Style&yaml.TaggedStyle != 0 {
 		// An explicit tag: PyYAML's constructor for it, whatever the
 		// text looks like ("!!float 1" is 1.0, "!!null x" is None).
-		var v pyjson.Value
+		var v jsondoc.Value
 		ok := true
 		switch n.Tag {
 		case "!!str":
@@ -199,12 +199,12 @@ func scalar(n *yaml.Node) (pyjson.Value, error) {
 		case "!!int":
 			var i *big.Int
 			if i, ok = constructInt(n.Value); ok {
-				v = pyjson.Number{Text: i.String()}
+				v = jsondoc.Number{Text: i.String()}
 			}
 		case "!!float":
 			var f float64
 			if f, ok = constructFloat(n.Value); ok {
-				v = pyjson.Float(f)
+				v = jsondoc.Float(f)
 			}
 		default: // !!timestamp: read as text (docs/compat.md)
 			return n.Value, nil
@@ -220,11 +220,11 @@ func scalar(n *yaml.Node) (pyjson.Value, error) {
 	return plain(n.Value), nil
 }
 
-var yaml11Bools = map[string]pyjson.Value{"yes": true, "no": false, "true": true, "false": false, "on": true, "off": false}
+var yaml11Bools = map[string]jsondoc.Value{"yes": true, "no": false, "true": true, "false": false, "on": true, "off": false}
 
 // plain resolves an untagged plain scalar as PyYAML does: its resolver's
 // expressions pick the type, its constructor makes the value.
-func plain(s string) pyjson.Value {
+func plain(s string) jsondoc.Value {
 	switch {
 	case yaml11Null.MatchString(s):
 		return nil
@@ -232,11 +232,11 @@ func plain(s string) pyjson.Value {
 		return yaml11Bools[strings.ToLower(s)]
 	case yaml11Int.MatchString(s):
 		if i, ok := constructInt(s); ok {
-			return pyjson.Number{Text: i.String()}
+			return jsondoc.Number{Text: i.String()}
 		}
 	case yaml11Float.MatchString(s):
 		if f, ok := constructFloat(s); ok {
-			return pyjson.Float(f)
+			return jsondoc.Float(f)
 		}
 	}
 	return s

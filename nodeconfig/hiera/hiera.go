@@ -25,7 +25,7 @@ import (
 	"github.com/tripleo-go/agent/internal/durable"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // Name is the program's name, in its messages.
@@ -83,7 +83,7 @@ func plan(env []string, root string) ([]file, error) {
 	if !ok || isEmptyString(v) {
 		return nil, nil // the reference's jq reads no key of an empty value
 	}
-	datafiles, ok := v.(*pyjson.Object)
+	datafiles, ok := v.(*jsondoc.Object)
 	if !ok {
 		return nil, fmt.Errorf("hiera.datafiles is %s, not an object", kind(v))
 	}
@@ -95,9 +95,9 @@ func plan(env []string, root string) ([]file, error) {
 		}
 		entry, _ := datafiles.Get(name)
 		if entry == nil {
-			entry = pyjson.NewObject(0)
+			entry = jsondoc.NewObject(0)
 		}
-		obj, ok := entry.(*pyjson.Object)
+		obj, ok := entry.(*jsondoc.Object)
 		if !ok {
 			return nil, fmt.Errorf("%s is %s, not an object", key, kind(entry))
 		}
@@ -111,7 +111,7 @@ func plan(env []string, root string) ([]file, error) {
 }
 
 // dataFile is the bytes of one data file.
-func dataFile(cfg *pyjson.Object, key string, entry *pyjson.Object) ([]byte, error) {
+func dataFile(cfg *jsondoc.Object, key string, entry *jsondoc.Object) ([]byte, error) {
 	var b strings.Builder
 	raw, _ := entry.Get("raw_data")
 	text, stop := echoE(substituted(metadata.Raw(raw)))
@@ -151,12 +151,12 @@ func dataFile(cfg *pyjson.Object, key string, entry *pyjson.Object) ([]byte, err
 }
 
 // section is the entry's mapping under name; absent, null or "" is none.
-func section(entry *pyjson.Object, key, name string) (*pyjson.Object, error) {
+func section(entry *jsondoc.Object, key, name string) (*jsondoc.Object, error) {
 	v, ok := entry.Get(name)
 	if !ok || v == nil || isEmptyString(v) {
-		return pyjson.NewObject(0), nil
+		return jsondoc.NewObject(0), nil
 	}
-	obj, ok := v.(*pyjson.Object)
+	obj, ok := v.(*jsondoc.Object)
 	if !ok {
 		return nil, fmt.Errorf("%s.%s is %s, not an object", key, name, kind(v))
 	}
@@ -170,7 +170,7 @@ func section(entry *pyjson.Object, key, name string) (*pyjson.Object, error) {
 
 // mappedValue is a mapped_data value as the reference wrote it: a string
 // of one line as it is, anything else as jq's JSON.
-func mappedValue(v pyjson.Value) string {
+func mappedValue(v jsondoc.Value) string {
 	if s, ok := v.(string); ok {
 		raw := substituted(s)
 		if out, _ := echoE(raw); lines(out) <= 1 {
@@ -181,19 +181,19 @@ func mappedValue(v pyjson.Value) string {
 }
 
 // checkValue refuses numbers jq cannot read (Python's NaN and Infinity).
-func checkValue(v pyjson.Value, key string) error {
+func checkValue(v jsondoc.Value, key string) error {
 	switch x := v.(type) {
-	case pyjson.Number:
+	case jsondoc.Number:
 		if x.Text == "NaN" || strings.HasSuffix(x.Text, "Infinity") {
 			return fmt.Errorf("%s holds %s, which is not JSON", key, x.Text)
 		}
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		for _, it := range x {
 			if err := checkValue(it, key); err != nil {
 				return err
 			}
 		}
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		for i := 0; i < x.Len(); i++ {
 			_, it := x.At(i)
 			if err := checkValue(it, key); err != nil {
@@ -218,23 +218,23 @@ func badName(name string) string {
 	return ""
 }
 
-func sortedKeys(o *pyjson.Object) []string {
+func sortedKeys(o *jsondoc.Object) []string {
 	keys := append([]string(nil), o.Keys()...)
 	sort.Strings(keys) // jq's keys: by code point, as UTF-8 bytes
 	return keys
 }
 
-func isEmptyString(v pyjson.Value) bool { s, ok := v.(string); return ok && s == "" }
+func isEmptyString(v jsondoc.Value) bool { s, ok := v.(string); return ok && s == "" }
 
-func kind(v pyjson.Value) string {
+func kind(v jsondoc.Value) string {
 	switch v.(type) {
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		return "an object"
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		return "a list"
 	case string:
 		return "a string"
-	case pyjson.Number:
+	case jsondoc.Number:
 		return "a number"
 	case bool:
 		return "a boolean"

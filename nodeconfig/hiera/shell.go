@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // What the reference's bash and jq do to a value on its way into a data
@@ -112,13 +112,13 @@ func digits(s string, max, base int) (v, n int) {
 
 // jqPretty prints v as jq 1.6 does with -a: two-space indentation, keys
 // in their order, non-ASCII escaped, numbers as doubles.
-func jqPretty(v pyjson.Value) string {
+func jqPretty(v jsondoc.Value) string {
 	var b strings.Builder
 	writeJQ(&b, v, 0)
 	return b.String()
 }
 
-func writeJQ(b *strings.Builder, v pyjson.Value, depth int) {
+func writeJQ(b *strings.Builder, v jsondoc.Value, depth int) {
 	indent := func(d int) {
 		b.WriteByte('\n')
 		b.WriteString(strings.Repeat("  ", d))
@@ -130,13 +130,13 @@ func writeJQ(b *strings.Builder, v pyjson.Value, depth int) {
 		b.WriteString(strconv.FormatBool(x))
 	case string:
 		writeJQString(b, x)
-	case pyjson.Number:
+	case jsondoc.Number:
 		f := x.Float
 		if !x.IsFloat {
 			f, _ = strconv.ParseFloat(x.Text, 64) // ±Inf beyond a double, as jq
 		}
 		b.WriteString(jqNumber(f))
-	case []pyjson.Value:
+	case []jsondoc.Value:
 		if len(x) == 0 {
 			b.WriteString("[]")
 			return
@@ -151,7 +151,7 @@ func writeJQ(b *strings.Builder, v pyjson.Value, depth int) {
 		}
 		indent(depth)
 		b.WriteByte(']')
-	case *pyjson.Object:
+	case *jsondoc.Object:
 		if x.Len() == 0 {
 			b.WriteString("{}")
 			return

@@ -26,8 +26,8 @@ import (
 	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Name is the program's name, in its messages.
@@ -68,7 +68,7 @@ func ProcessEnv() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ
 type runner struct {
 	env  Env
 	root string
-	cfg  *pyjson.Object
+	cfg  *jsondoc.Object
 }
 
 // errFailed is a failure already reported on stdout or stderr.

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/nodeconfig"
 )
 
@@ -73,7 +73,7 @@ func fromMetadata(env nodeconfig.Env) ([]setting, error) {
 	if !found || v == "" {
 		return nil, nil
 	}
-	obj, ok := v.(*pyjson.Object)
+	obj, ok := v.(*jsondoc.Object)
 	if !ok {
 		return nil, fmt.Errorf("%s: not an object of parameter names to values", Key)
 	}
@@ -94,11 +94,11 @@ func fromMetadata(env nodeconfig.Env) ([]setting, error) {
 // string raw with its non-ASCII characters as \uXXXX escapes, a number
 // in decimal. Integers keep all their digits (jq 1.6 rounded those past
 // 2^53 to a double).
-func valueText(v pyjson.Value) (string, bool) {
+func valueText(v jsondoc.Value) (string, bool) {
 	switch x := v.(type) {
 	case string:
 		return asciiEscape(x), true
-	case pyjson.Number:
+	case jsondoc.Number:
 		if !x.IsFloat {
 			return x.Text, true
 		}

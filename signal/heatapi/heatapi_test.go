@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/heatapi"
@@ -89,10 +89,10 @@ func (c *cloud) deployment(t *testing.T, region string) *deployment.Deployment {
 
 var opts = signal.Options{Budget: time.Second, Transports: signal.Transports{heatapi.Transport}}
 
-func data() pyjson.Value {
-	o := pyjson.NewObject(2)
+func data() jsondoc.Value {
+	o := jsondoc.NewObject(2)
 	o.Set("deploy_stdout", "ok")
-	o.Set("deploy_status_code", pyjson.Int(0))
+	o.Set("deploy_status_code", jsondoc.Int(0))
 	return o
 }
 

@@ -18,8 +18,8 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/all"
 )
@@ -82,19 +82,19 @@ func Run(ctx context.Context, args []string, env Env) error {
 
 // readSignalData reads the hook's result: anything but JSON is {}, with
 // the reference's warning.
-func readSignalData(stdin io.Reader, log *slog.Logger) pyjson.Value {
+func readSignalData(stdin io.Reader, log *slog.Logger) jsondoc.Value {
 	var raw []byte
 	var err error
 	if stdin != nil {
 		raw, err = io.ReadAll(stdin)
 	}
 	if err == nil && stdin != nil {
-		if v, err := pyjson.Loads(raw); err == nil {
+		if v, err := jsondoc.Loads(raw); err == nil {
 			return v
 		}
 	}
 	log.Warn("No valid json found on stdin")
-	return pyjson.NewObject(0)
+	return jsondoc.NewObject(0)
 }
 
 // budget is the retry budget from the environment.

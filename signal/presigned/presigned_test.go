@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/presigned"
 )
@@ -74,8 +74,8 @@ func (s *server) requests() []seen {
 	return append([]seen(nil), s.got...)
 }
 
-var data = func() pyjson.Value {
-	o := pyjson.NewObject(1)
+var data = func() jsondoc.Value {
+	o := jsondoc.NewObject(1)
 	o.Set("foo", "bar \u00e9")
 	return o
 }()

@@ -25,9 +25,9 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 	"github.com/tripleo-go/agent/internal/secret"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/all"
@@ -133,7 +133,7 @@ func (r *run) legacy(ctx context.Context) error {
 	if err != nil || id == "" {
 		return err
 	}
-	body := pyjson.NewObject(4)
+	body := jsondoc.NewObject(4)
 	body.Set("Status", "SUCCESS")
 	body.Set("Reason", "Configuration Complete")
 	body.Set("UniqueId", id)
@@ -182,7 +182,7 @@ func (r *run) deployments(ctx context.Context) error {
 	for i, v := range list {
 		d, err := deployment.FromValue(v)
 		if err != nil {
-			if obj, _ := v.(*pyjson.Object); obj != nil {
+			if obj, _ := v.(*jsondoc.Object); obj != nil {
 				if g, _ := obj.Get("group"); g != group {
 					continue // not ours to judge
 				}
@@ -201,7 +201,7 @@ func (r *run) deployments(ctx context.Context) error {
 			continue
 		}
 		fmt.Fprintf(r.env.Stdout, "Signalling os-apply-config deployment %s %s\n", d.ID(), describe(d))
-		data := pyjson.NewObject(2)
+		data := jsondoc.NewObject(2)
 		data.Set("deploy_stdout", "os-apply-config deployment "+d.ID()+" completed")
 		data.Set("deploy_status_code", "0")
 		if _, err := signal.Send(ctx, d, data, r.opts); err != nil {

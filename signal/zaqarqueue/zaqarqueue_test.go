@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/heatapi"
@@ -46,9 +46,9 @@ var opts = signal.Options{Budget: time.Second, Transports: signal.Transports{zaq
 // nothing through the Heat API.
 func TestZaqarSignal(t *testing.T) {
 	c, heatHits, d := setup(t)
-	data := pyjson.NewObject(2)
+	data := jsondoc.NewObject(2)
 	data.Set("deploy_stdout", "\u00e9")
-	data.Set("deploy_status_code", pyjson.Int(0))
+	data.Set("deploy_status_code", jsondoc.Int(0))
 	kinds, err := signal.Send(context.Background(), d, data, opts)
 	if err != nil || len(kinds) != 1 || kinds[0] != zaqarqueue.Kind {
 		t.Fatalf("%v %v", kinds, err)
@@ -67,7 +67,7 @@ func TestZaqarSignal(t *testing.T) {
 // which counts the whole post.
 func TestZaqarSignalIsTrimmedToThePostLimit(t *testing.T) {
 	c, _, d := setup(t)
-	data := pyjson.NewObject(2)
+	data := jsondoc.NewObject(2)
 	data.Set("deploy_stdout", strings.Repeat("o", 400_000)+"THE END")
 	data.Set("deploy_stderr", strings.Repeat("e", 100_000))
 	if _, err := signal.Send(context.Background(), d, data, opts); err != nil {
@@ -83,12 +83,12 @@ func TestZaqarSignalIsTrimmedToThePostLimit(t *testing.T) {
 func TestZaqarSignalWrongRegion(t *testing.T) {
 	_, _, d := setup(t)
 	inputs, _ := d.Object().Get("inputs")
-	for _, in := range inputs.([]pyjson.Value) {
-		if n, _ := in.(*pyjson.Object).Get("name"); n == "deploy_region_name" {
-			in.(*pyjson.Object).Set("value", "RegionTwo")
+	for _, in := range inputs.([]jsondoc.Value) {
+		if n, _ := in.(*jsondoc.Object).Get("name"); n == "deploy_region_name" {
+			in.(*jsondoc.Object).Set("value", "RegionTwo")
 		}
 	}
-	_, err := signal.Send(context.Background(), d, pyjson.NewObject(0), opts)
+	_, err := signal.Send(context.Background(), d, jsondoc.NewObject(0), opts)
 	if err == nil || !strings.Contains(err.Error(), "ZAQAR_SIGNAL: no public messaging endpoint in region RegionTwo") {
 		t.Fatalf("got %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // badIDs are deployment ids that must never name a file: they leave the
@@ -67,7 +67,7 @@ func TestDeploymentIDs(t *testing.T) {
 		t.Errorf("%d entries skipped, want %d:\n%s", len(skipped), len(badIDs), r.stderr)
 	}
 	for i, id := range badIDs {
-		if i < len(skipped) && !strings.Contains(skipped[i], pyjson.ReprString(id)) && id != "" {
+		if i < len(skipped) && !strings.Contains(skipped[i], jsondoc.PyReprString(id)) && id != "" {
 			t.Errorf("line %q does not name id %q", skipped[i], id)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
 
@@ -140,20 +140,20 @@ func programs(ours, agents, workdir string) ([]program, error) {
 // deploymentsJSON is a list of script deployments shaped like Heat's:
 // a config of a few hundred bytes, TripleO-like inputs, NO_SIGNAL.
 func deploymentsJSON(n int) []byte {
-	list := make([]pyjson.Value, 0, n)
+	list := make([]jsondoc.Value, 0, n)
 	for i := range n {
-		d := pyjson.NewObject(9)
+		d := jsondoc.NewObject(9)
 		d.Set("id", fmt.Sprintf("00000000-0000-4000-8000-%012d", i))
 		d.Set("name", fmt.Sprintf("deployment-%04d", i))
 		d.Set("group", "script")
 		d.Set("creation_time", "2026-11-25T10:00:00Z")
 		d.Set("config", "#!/bin/sh\n# "+strings.Repeat("configure the node; ", 20)+"\nexit 0\n")
-		var inputs []pyjson.Value
+		var inputs []jsondoc.Value
 		for _, kv := range [][2]string{{"step", "3"}, {"role", "Controller"}, {"deploy_identifier", "1764064800"},
 			{"deploy_server_id", "5a0b2c5e-1f0e-4c3a-9d2b-000000000001"}, {"deploy_action", "CREATE"},
 			{"deploy_stack_id", "overcloud/6e2c7f3a-7a1d-4b2f-8f8e-000000000002"}, {"deploy_resource_name", fmt.Sprintf("Deployment%d", i)},
 			{"deploy_signal_transport", "NO_SIGNAL"}} {
-			in := pyjson.NewObject(4)
+			in := jsondoc.NewObject(4)
 			in.Set("name", kv[0])
 			in.Set("type", "String")
 			in.Set("value", kv[1])
@@ -161,11 +161,11 @@ func deploymentsJSON(n int) []byte {
 			inputs = append(inputs, in)
 		}
 		d.Set("inputs", inputs)
-		d.Set("outputs", []pyjson.Value{})
+		d.Set("outputs", []jsondoc.Value{})
 		d.Set("options", nil)
 		list = append(list, d)
 	}
-	return []byte(pyjson.Dumps(list))
+	return []byte(jsondoc.Dumps(list))
 }
 
 func stateDir(state string) string { return filepath.Join(state, "deployed") }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
 // member is one key/value pair of an ordered JSON object.
@@ -27,25 +27,25 @@ func (o *object) add(key string, val any) { *o = append(*o, member{key, val}) }
 // agent really reads. Supported values: nil, bool, int, json.Number (floats,
 // written verbatim so "16.0" stays "16.0"), string, []any and object.
 func encodeJSON(v any) []byte {
-	return []byte(pyjson.DumpsIndent(toPy(v), 1) + "\n")
+	return []byte(jsondoc.DumpsIndent(toPy(v), 1) + "\n")
 }
 
-func toPy(v any) pyjson.Value {
+func toPy(v any) jsondoc.Value {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return x
 	case int:
-		return pyjson.Int(int64(x))
+		return jsondoc.Int(int64(x))
 	case json.Number:
-		return pyjson.Number{Text: string(x), IsFloat: strings.ContainsAny(string(x), ".eE")}
+		return jsondoc.Number{Text: string(x), IsFloat: strings.ContainsAny(string(x), ".eE")}
 	case []any:
-		out := make([]pyjson.Value, len(x))
+		out := make([]jsondoc.Value, len(x))
 		for i, item := range x {
 			out[i] = toPy(item)
 		}
 		return out
 	case object:
-		obj := pyjson.NewObject(len(x))
+		obj := jsondoc.NewObject(len(x))
 		for _, m := range x {
 			obj.Set(m.key, toPy(m.val))
 		}

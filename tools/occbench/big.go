@@ -17,7 +17,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
 
@@ -40,29 +40,29 @@ func bigCorpus(path string, size int) (int, error) {
 	io.WriteString(w, "{")
 	cert := strings.Repeat("MIIDdzCCAl+gAwIBAgIEbF3h7TANBgkqhkiG9w0BAQsFADBsMRAwDgYDVQQGEwdV", 30)
 	for s := 0; w.n < size; s++ {
-		svc := pyjson.NewObject(0)
+		svc := jsondoc.NewObject(0)
 		for k := 0; k < 120; k++ {
 			svc.Set(fmt.Sprintf("option_%03d", k), fmt.Sprintf("value-%d-%d-%s", s, k, strings.Repeat("x", 20+k%60)))
 		}
 		svc.Set("certificate", fmt.Sprintf("-----BEGIN CERTIFICATE-----\n%d%s\n-----END CERTIFICATE-----\n", s, cert))
 		svc.Set("motd", fmt.Sprintf("Bienvenue sur le nœud %d — ne pas éteindre ☃", s))
-		svc.Set("workers", pyjson.Int(int64(s%64+1)))
-		svc.Set("ratio", pyjson.Float(0.75))
+		svc.Set("workers", jsondoc.Int(int64(s%64+1)))
+		svc.Set("ratio", jsondoc.Float(0.75))
 		svc.Set("enabled", s%2 == 0)
 		svc.Set("proxy", nil)
-		hosts := make([]pyjson.Value, 0, 30)
+		hosts := make([]jsondoc.Value, 0, 30)
 		for h := 0; h < 30; h++ {
-			host := pyjson.NewObject(3)
+			host := jsondoc.NewObject(3)
 			host.Set("name", fmt.Sprintf("overcloud-controller-%d-%d.internalapi.example.com", s, h))
 			host.Set("ip", fmt.Sprintf("172.16.%d.%d", s%250, h))
-			host.Set("roles", []pyjson.Value{"controller", "network", fmt.Sprintf("az-%d", h%3)})
+			host.Set("roles", []jsondoc.Value{"controller", "network", fmt.Sprintf("az-%d", h%3)})
 			hosts = append(hosts, host)
 		}
 		svc.Set("hosts", hosts)
-		nested := pyjson.NewObject(0)
+		nested := jsondoc.NewObject(0)
 		for d := 0; d < 10; d++ {
-			inner := pyjson.NewObject(0)
-			inner.Set("limits", []pyjson.Value{pyjson.Int(int64(d * 100)), pyjson.Int(int64(d*100 + 99))})
+			inner := jsondoc.NewObject(0)
+			inner.Set("limits", []jsondoc.Value{jsondoc.Int(int64(d * 100)), jsondoc.Int(int64(d*100 + 99))})
 			inner.Set("comment", strings.Repeat("tuned for the large flavour ", 4))
 			nested.Set(fmt.Sprintf("pool_%d", d), inner)
 		}
@@ -70,7 +70,7 @@ func bigCorpus(path string, size int) (int, error) {
 		if s > 0 {
 			io.WriteString(w, ", ")
 		}
-		fmt.Fprintf(w, "%q: %s", fmt.Sprintf("service_%05d", s), pyjson.Dumps(svc))
+		fmt.Fprintf(w, "%q: %s", fmt.Sprintf("service_%05d", s), jsondoc.Dumps(svc))
 	}
 	io.WriteString(w, "}\n")
 	if err := w.w.(*bufio.Writer).Flush(); err != nil {

@@ -20,7 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/pyjson"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
 
@@ -65,18 +65,18 @@ func main() {
 func corpus(dir string) (int, error) {
 	total := 0
 	for s := 0; s < 20; s++ {
-		doc := pyjson.NewObject(0)
-		svc := pyjson.NewObject(0)
+		doc := jsondoc.NewObject(0)
+		svc := jsondoc.NewObject(0)
 		for k := 0; k < 150; k++ {
 			svc.Set(fmt.Sprintf("option_%03d", k), fmt.Sprintf("value-%d-%d-%s", s, k, strings.Repeat("x", 40)))
 		}
-		hosts := []pyjson.Value{}
+		hosts := []jsondoc.Value{}
 		for h := 0; h < 20; h++ {
 			hosts = append(hosts, fmt.Sprintf("192.0.2.%d", h))
 		}
 		svc.Set("hosts", hosts)
 		doc.Set(fmt.Sprintf("service_%02d", s), svc)
-		data := []byte(pyjson.DumpsIndent(doc, 1))
+		data := []byte(jsondoc.DumpsIndent(doc, 1))
 		total += len(data)
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("svc%02d.json", s)), data, 0o644); err != nil {
 			return 0, err

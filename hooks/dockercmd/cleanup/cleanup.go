@@ -20,9 +20,9 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/dockercmd"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
-	"github.com/tripleo-go/agent/internal/pyjson"
 )
 
 // Name is the program's name: its file in configure.d.
@@ -94,18 +94,18 @@ func configIDs(path string, log *slog.Logger) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	v, err := pyjson.LoadsBytes(data)
+	v, err := jsondoc.LoadsBytes(data)
 	if err != nil {
-		log.Warn("Could not load config json: " + pyjson.PythonError(err))
+		log.Warn("Could not load config json: " + jsondoc.PythonError(err))
 		return nil, nil
 	}
-	list, ok := v.([]pyjson.Value)
+	list, ok := v.([]jsondoc.Value)
 	if !ok {
 		return nil, fmt.Errorf("%s: the deployments are not a list; no container removed", path)
 	}
 	ids := []string{}
 	for i, item := range list {
-		obj, ok := item.(*pyjson.Object)
+		obj, ok := item.(*jsondoc.Object)
 		if !ok {
 			return nil, fmt.Errorf("%s: deployment %d is not an object; no container removed", path, i)
 		}
@@ -149,7 +149,7 @@ func (c cleaner) deleteMissing(ctx context.Context, ids []string) {
 			rm := c.dk.Execute(ctx, []string{c.dk.Cmd, "rm", "-f", container})
 			if rm.Status != 0 {
 				c.log.Error("Error removing container: " + container)
-				c.log.Error(pyjson.ReprBytes(rm.RawStderr))
+				c.log.Error(jsondoc.PyReprBytes(rm.RawStderr))
 			}
 		}
 	}

@@ -1,12 +1,14 @@
-// Package pyjson reads and writes JSON exactly as Python's json module does
-// in the reference agents: objects keep their key order (Python dicts are
-// ordered), integers keep every digit, floats print as Python's repr, and
-// Dumps uses json.dumps' defaults (", " and ": " separators, non-ASCII
-// escaped). It also renders values with Python's str() and repr(), which
-// the reference puts into some of its messages and outputs.
+// Package jsondoc is the JSON document every stage of the agent passes
+// along: objects keep their key order (Python dicts are ordered), integers
+// keep every digit, floats print as Python's repr. Loads reads it as
+// Python's json.loads does and Dumps writes it with json.dumps' defaults
+// (", " and ": " separators, non-ASCII escaped), because the reference's
+// files and signals are made that way. PyStr, PyRepr and PyTruthy are what
+// Python makes of a value, which the reference puts into some of its
+// messages and outputs.
 //
 // A Value is one of: *Object, []Value, string, Number, bool, or nil (null).
-package pyjson
+package jsondoc
 
 import (
 	"math"
@@ -272,7 +274,7 @@ func StringList(ss []string) []Value {
 
 // Truthy is Python's truth value of a decoded JSON value: null, false, 0,
 // 0.0, "", [] and {} are false.
-func Truthy(v Value) bool {
+func PyTruthy(v Value) bool {
 	switch x := v.(type) {
 	case nil:
 		return false

@@ -1,4 +1,4 @@
-package pyjson
+package jsondoc
 
 import (
 	"errors"

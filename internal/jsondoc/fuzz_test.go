@@ -1,4 +1,4 @@
-package pyjson
+package jsondoc
 
 import (
 	"bufio"
@@ -88,7 +88,7 @@ func FuzzLoads(f *testing.F) {
 		if !Equal(v, back) || DumpsIndentSorted(back, 4) != sorted {
 			t.Fatalf("DumpsIndentSorted read back differs:\n%s", sorted)
 		}
-		_, _ = Repr(v), Str(v)
+		_, _ = PyRepr(v), PyStr(v)
 	})
 }
 

@@ -1,4 +1,4 @@
-package pyjson
+package jsondoc
 
 import (
 	"bufio"
@@ -115,7 +115,7 @@ func (e *encoder) value(v Value, level int) {
 		}
 		e.b.WriteByte('}')
 	default:
-		panic("pyjson: not a JSON value")
+		panic("jsondoc: not a JSON value")
 	}
 }
 

@@ -1,4 +1,4 @@
-package pyjson
+package jsondoc
 
 import (
 	"math"
@@ -9,15 +9,15 @@ import (
 
 // Str renders v as Python's str() does on the decoded value: strings as
 // they are, True/False/None, floats and ints as repr, containers as repr.
-func Str(v Value) string {
+func PyStr(v Value) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return Repr(v)
+	return PyRepr(v)
 }
 
 // Repr renders v as Python's repr() does on the decoded value.
-func Repr(v Value) string {
+func PyRepr(v Value) string {
 	var b strings.Builder
 	writeRepr(&b, v)
 	return b.String()
@@ -34,7 +34,7 @@ func writeRepr(b *strings.Builder, v Value) {
 			b.WriteString("False")
 		}
 	case string:
-		b.WriteString(ReprString(x))
+		b.WriteString(PyReprString(x))
 	case Number:
 		switch {
 		case x.IsFloat && math.IsInf(x.Float, 1):
@@ -61,7 +61,7 @@ func writeRepr(b *strings.Builder, v Value) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(ReprString(k))
+			b.WriteString(PyReprString(k))
 			b.WriteString(": ")
 			item, _ := x.Get(k)
 			writeRepr(b, item)
@@ -82,7 +82,7 @@ func quoteFor(hasSingle, hasDouble bool) byte {
 }
 
 // ReprString renders s as Python's repr(str) does.
-func ReprString(s string) string {
+func PyReprString(s string) string {
 	q := quoteFor(strings.ContainsRune(s, '\''), strings.ContainsRune(s, '"'))
 	var b strings.Builder
 	b.WriteByte(q)
@@ -114,7 +114,7 @@ func ReprString(s string) string {
 }
 
 // ReprBytes renders p as Python's repr(bytes) does: b'...'.
-func ReprBytes(p []byte) string {
+func PyReprBytes(p []byte) string {
 	q := quoteFor(strings.IndexByte(string(p), '\'') >= 0, strings.IndexByte(string(p), '"') >= 0)
 	var b strings.Builder
 	b.WriteByte('b')
@@ -142,10 +142,10 @@ func ReprBytes(p []byte) string {
 
 // ReprTuple renders a tuple of strings as Python's repr(tuple) does; the
 // reference logs some exceptions this way.
-func ReprTuple(items ...string) string {
+func PyReprTuple(items ...string) string {
 	parts := make([]string, len(items))
 	for i, s := range items {
-		parts[i] = ReprString(s)
+		parts[i] = PyReprString(s)
 	}
 	if len(parts) == 1 {
 		return "(" + parts[0] + ",)"

@@ -1,4 +1,4 @@
-package pyjson
+package jsondoc
 
 import (
 	"bufio"
@@ -40,11 +40,11 @@ func TestAgainstPythonGolden(t *testing.T) {
 		if got := DumpsIndent(v, 1); got != want.Indent1 {
 			t.Errorf("DumpsIndent(%s) = %q, want %q", want.In, got, want.Indent1)
 		}
-		if got := Repr(v); got != want.Repr {
-			t.Errorf("Repr(%s) = %s, want %s", want.In, got, want.Repr)
+		if got := PyRepr(v); got != want.Repr {
+			t.Errorf("PyRepr(%s) = %s, want %s", want.In, got, want.Repr)
 		}
-		if got := Str(v); got != want.Str {
-			t.Errorf("Str(%s) = %s, want %s", want.In, got, want.Str)
+		if got := PyStr(v); got != want.Str {
+			t.Errorf("PyStr(%s) = %s, want %s", want.In, got, want.Str)
 		}
 	}
 	if n < 20 {
@@ -103,10 +103,10 @@ func TestEqual(t *testing.T) {
 }
 
 func TestReprBytesAndTuple(t *testing.T) {
-	if got, want := ReprBytes([]byte("oops\n'\x00\xff\\")), `b"oops\n'\x00\xff\\"`; got != want {
+	if got, want := PyReprBytes([]byte("oops\n'\x00\xff\\")), `b"oops\n'\x00\xff\\"`; got != want {
 		t.Errorf("ReprBytes = %s, want %s", got, want)
 	}
-	if got, want := ReprTuple("a\nb", "it's"), `('a\nb', "it's")`; got != want {
+	if got, want := PyReprTuple("a\nb", "it's"), `('a\nb', "it's")`; got != want {
 		t.Errorf("ReprTuple = %s, want %s", got, want)
 	}
 }
