@@ -21,6 +21,8 @@ type Script struct {
 	Summary string
 	// Environment documents the variables it reads.
 	Environment []argparse.Item
+	// ExitStatus, when set, documents its exit statuses.
+	ExitStatus string
 	// Run does the work; its arguments are ignored, as the reference's
 	// scripts ignore theirs.
 	Run func(ctx context.Context, env Env) error
@@ -41,6 +43,11 @@ func RunScript(ctx context.Context, s Script, args []string, env Env) error {
 // ScriptCLI is a script's command line as its help and manual page
 // tell it.
 func ScriptCLI(s Script) *argparse.Parser {
+	sections := []argparse.Section{{Title: "Environment", Items: s.Environment}}
+	if s.ExitStatus != "" {
+		sections = append(sections, argparse.Section{Title: "Exit status", Paragraphs: []string{s.ExitStatus}})
+	}
+	sections = append(sections, argparse.Section{Title: "See also", Paragraphs: []string{"/usr/share/doc/tripleo-agent/docs/hooks.md"}})
 	return &argparse.Parser{
 		Prog: s.Name,
 		Description: "An os-refresh-config configure.d script: " + s.Summary + ". It runs before 55-heat-config, " +
@@ -49,10 +56,7 @@ func ScriptCLI(s Script) *argparse.Parser {
 		Manual: argparse.Manual{
 			Summary:  "os-refresh-config script: " + s.Summary,
 			Synopsis: []string{s.Name},
-			Sections: []argparse.Section{
-				{Title: "Environment", Items: s.Environment},
-				{Title: "See also", Paragraphs: []string{"/usr/share/doc/tripleo-agent/docs/hooks.md"}},
-			},
+			Sections: sections,
 		},
 	}
 }

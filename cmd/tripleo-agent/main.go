@@ -19,7 +19,6 @@ import (
 	"github.com/tripleo-go/agent/heatconfig/rebuild"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/all"
-	"github.com/tripleo-go/agent/hooks/dockercmd/cleanup"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/nodeconfig"
@@ -59,10 +58,6 @@ var programs = map[string]func(ctx context.Context, args []string) error{
 	},
 	"heat-config-notify": func(ctx context.Context, args []string) error {
 		return notify.Run(ctx, args, notify.ProcessEnv())
-	},
-	// os-refresh-config's script of the heat-config-docker-cmd element.
-	"50-heat-config-docker-cmd": func(ctx context.Context, args []string) error {
-		return cleanup.Run(ctx, args, cleanup.ProcessEnv())
 	},
 	"99-refresh-completed": func(ctx context.Context, args []string) error {
 		return refreshcompleted.Run(ctx, args, refreshcompleted.ProcessEnv())
@@ -106,7 +101,6 @@ var manuals = map[string]func() *argparse.Parser{
 	"55-heat-config":               heatconfig.CLI,
 	"heat-config-rebuild-deployed": rebuild.CLI,
 	"heat-config-notify":           notify.CLI,
-	"50-heat-config-docker-cmd":    cleanup.CLI,
 	"99-refresh-completed":         refreshcompleted.CLI,
 	"tripleo-agent-status":         statusCLI,
 	sysctl.ApplyName:               sysctl.ApplyCLI,

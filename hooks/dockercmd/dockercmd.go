@@ -1,8 +1,9 @@
 // Package dockercmd is the hook of group "docker-cmd": the config names
 // containers in docker-compose v1's form, and each is started with
 // `docker run` (or entered with `docker exec`) in start_order, labelled
-// with the deployment so that 50-heat-config-docker-cmd (package cleanup)
-// can remove them once the deployment is gone.
+// with the deployment so that 50-heat-config-docker-cmd (Cleanup, the
+// element's configure.d script) can remove them once the deployment is
+// gone.
 package dockercmd
 
 import (
@@ -15,8 +16,12 @@ import (
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
+// Group is the deployment group the hook runs.
+const Group = "docker-cmd"
+
 // Hook is the docker-cmd hook.
-var Hook = hooks.Hook{Group: "docker-cmd", Summary: "runs the config's containers with docker or podman", Run: Run}
+var Hook = hooks.Hook{Group: Group, Summary: "runs the config's containers with docker or podman", Run: Run,
+	Scripts: []hooks.Script{Cleanup}}
 
 // CmdVar names the container command (docker, podman, or a path to
 // either); DefaultCmd is the reference's.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/dockercmd"
-	"github.com/tripleo-go/agent/hooks/dockercmd/cleanup"
 	"github.com/tripleo-go/agent/hooks/hooktest"
 )
 
@@ -214,7 +214,7 @@ func TestRealPodman(t *testing.T) {
 	write(t, list, `[{"id": "real-2", "group": "docker-cmd", "inputs": []}]`)
 	start = time.Now()
 	var log strings.Builder
-	if err := cleanup.Run(context.Background(), nil, cleanup.Env{Stderr: &log, Environ: append(env, cleanup.ConfigVar+"="+list)}); err != nil {
+	if err := hooks.RunScript(context.Background(), dockercmd.Cleanup, nil, hooks.Env{Stderr: &log, Environ: append(env, hooks.DeploymentsVar+"="+list)}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	t.Logf("cleanup (2 containers removed, 2 renamed): %v", time.Since(start).Round(time.Millisecond))

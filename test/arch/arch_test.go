@@ -24,7 +24,7 @@ var rules = []struct {
 	pkg string
 	may []string
 }{
-	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "hooks/dockercmd/cleanup", "signal/notify", "signal/refreshcompleted", "status", "nodeconfig/...", "internal/exitcode", "internal/argparse", "internal/version"}},
+	{"cmd/tripleo-agent", []string{"collectors/occ", "refresh", "refresh/runparts", "applyconfig", "heatconfig", "heatconfig/rebuild", "hooks", "hooks/all", "signal/notify", "signal/refreshcompleted", "status", "nodeconfig/...", "internal/exitcode", "internal/argparse", "internal/version"}},
 	{"collectors/occ", []string{"collectors/...", "systemd", "heatconfig/deployed", "internal/..."}},
 	{"collectors", []string{"collectors/cache", "collectors/config", "internal/..."}},
 	{"collectors/merger", []string{"collectors", "internal/..."}},
@@ -43,7 +43,6 @@ var rules = []struct {
 	{"hooks", []string{"heatconfig/deployment", "internal/..."}},
 	{"hooks/all", []string{"hooks/...", "internal/..."}},
 	{"hooks/*", []string{"hooks", "heatconfig/deployment", "internal/..."}},
-	{"hooks/dockercmd/cleanup", []string{"hooks", "hooks/dockercmd", "heatconfig/deployment", "internal/..."}},
 	{"signal", []string{"heatconfig/deployment", "internal/..."}},
 	{"signal/notify", []string{"signal/...", "heatconfig/deployment", "internal/..."}},
 	{"signal/refreshcompleted", []string{"signal/...", "heatconfig/deployment", "internal/..."}},

@@ -1,16 +1,9 @@
-// Package cleanup is os-refresh-config's
-// configure.d/50-heat-config-docker-cmd, which runs before 55-heat-config:
-// it removes the containers of docker-cmd deployments that are no longer
-// in heat-config's deployments list, then gives containers started under
-// a suffixed name (their deployment replaced one still running) the name
-// they were meant to have, once that name is free.
-package cleanup
+package dockercmd
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -18,47 +11,39 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/hooks"
-	"github.com/tripleo-go/agent/hooks/dockercmd"
+	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
-	"github.com/tripleo-go/agent/internal/logging"
-	"github.com/tripleo-go/agent/internal/proc"
 )
 
-// Name is the program's name: its file in configure.d.
-const Name = "50-heat-config-docker-cmd"
-
-// ConfigVar names the deployments list, as for 55-heat-config.
-const (
-	ConfigVar     = hooks.DeploymentsVar
-	DefaultConfig = hooks.DefaultDeployments
-)
-
-// Env is the world the program runs in.
-type Env struct {
-	Stderr  io.Writer
-	Environ []string
+// Cleanup is the element's configure.d/50-heat-config-docker-cmd, which
+// os-refresh-config runs before 55-heat-config: it removes the containers
+// of docker-cmd deployments that are no longer in heat-config's
+// deployments list, then gives containers started under a suffixed name
+// (their deployment replaced one still running) the name they were meant
+// to have, once that name is free.
+var Cleanup = hooks.Script{
+	Name:    "50-heat-config-docker-cmd",
+	Summary: "removes the containers of docker-cmd deployments no longer in heat-config's list, then renames containers started under a suffixed name once their name is free",
+	Environment: []argparse.Item{
+		{Tag: hooks.DeploymentsVar, Text: "The deployments list (default " + hooks.DefaultDeployments + ")."},
+		{Tag: CmdVar, Text: "The container command, docker (the default) or podman, or a path to either."},
+		{Tag: hooks.TimeoutVar, Text: "The deadline of each container command in seconds (default 4 hours)."},
+	},
+	ExitStatus: "0, also when the list is missing or not JSON, or a container command fails; " +
+		"1 when the list is JSON but not a list of deployments (nothing is removed).",
+	Run: cleanup,
 }
 
-// ProcessEnv is the Env of the running process.
-func ProcessEnv() Env {
-	proc.CloseInheritedFDs()
-	return Env{Stderr: os.Stderr, Environ: os.Environ()}
-}
-
-// Run removes and renames. A missing or unreadable (not JSON) list is a
+// cleanup removes and renames. A missing or unreadable (not JSON) list is a
 // warning and nothing done, as in the reference; so is a container
 // command that fails. A list that is JSON but not a list of deployments
 // fails the run (exit 1) before anything is removed: the reference
 // crashed there too, and removing containers on a misread list would
 // remove them all.
-func Run(ctx context.Context, _ []string, env Env) error {
-	log := logging.New(env.Stderr, logging.Options{
-		Identifier: Name, Level: slog.LevelDebug,
-		Prefix: logging.PythonPrefix(hooks.LoggerName), QuietAttrs: true,
-	})
-	henv := hooks.Env{Environ: env.Environ, Log: log}
-	path := henv.Setting(ConfigVar, DefaultConfig)
+func cleanup(ctx context.Context, henv hooks.Env) error {
+	log := henv.Logger()
+	path := henv.Setting(hooks.DeploymentsVar, hooks.DefaultDeployments)
 	ids, err := configIDs(path, log)
 	if err != nil {
 		log.Error(err.Error())
@@ -67,7 +52,7 @@ func Run(ctx context.Context, _ []string, env Env) error {
 	if ids == nil {
 		return nil
 	}
-	c := cleaner{dk: dockercmd.Docker{Cmd: henv.Setting(dockercmd.CmdVar, dockercmd.DefaultCmd), Env: henv}, log: log}
+	c := cleaner{dk: Docker{Cmd: henv.Setting(CmdVar, DefaultCmd), Env: henv}, log: log}
 	if !hooks.Installed(henv, c.dk.Cmd) {
 		// No container command, so no container to remove or rename. The
 		// package puts this script on every node; one that runs no
@@ -113,7 +98,7 @@ func configIDs(path string, log *slog.Logger) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: deployment %d has no group; no container removed", path, i)
 		}
-		if group != dockercmd.Hook.Group {
+		if group != Group {
 			continue
 		}
 		id, _ := obj.Get("id")
@@ -127,7 +112,7 @@ func configIDs(path string, log *slog.Logger) ([]string, error) {
 }
 
 type cleaner struct {
-	dk  dockercmd.Docker
+	dk  Docker
 	log *slog.Logger
 }
 
@@ -140,8 +125,8 @@ func (c cleaner) deleteMissing(ctx context.Context, ids []string) {
 		}
 		c.log.Debug(id + " no longer exists, deleting containers")
 		out := c.dk.Execute(ctx, []string{c.dk.Cmd, "ps", "-q", "-a",
-			"--filter", "label=" + dockercmd.LabelManagedBy + "=" + dockercmd.ManagedBy,
-			"--filter", "label=" + dockercmd.LabelConfigID + "=" + id})
+			"--filter", "label=" + LabelManagedBy + "=" + ManagedBy,
+			"--filter", "label=" + LabelConfigID + "=" + id})
 		if out.Status != 0 {
 			continue
 		}
@@ -159,8 +144,8 @@ func (c cleaner) deleteMissing(ctx context.Context, ids []string) {
 // once, in the order listed (the reference's set had no order).
 func (c cleaner) currentIDs(ctx context.Context) []string {
 	out := c.dk.Execute(ctx, []string{c.dk.Cmd, "ps", "-a",
-		"--filter", "label=" + dockercmd.LabelManagedBy + "=" + dockercmd.ManagedBy,
-		"--format", c.dk.LabelFormat(dockercmd.LabelConfigID)})
+		"--filter", "label=" + LabelManagedBy + "=" + ManagedBy,
+		"--format", c.dk.LabelFormat(LabelConfigID)})
 	if out.Status != 0 {
 		return nil
 	}
@@ -178,7 +163,7 @@ func (c cleaner) currentIDs(ctx context.Context) []string {
 // then it stays as it is until a later run.
 func (c cleaner) rename(ctx context.Context) {
 	out := c.dk.Execute(ctx, []string{c.dk.Cmd, "ps", "-a",
-		"--format", "{{.Names}} " + c.dk.LabelFormat(dockercmd.LabelContainerName)})
+		"--format", "{{.Names}} " + c.dk.LabelFormat(LabelContainerName)})
 	if out.Status != 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package cleanup_test
+package dockercmd_test
 
 import (
 	"bytes"
@@ -9,14 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/dockercmd"
-	"github.com/tripleo-go/agent/hooks/dockercmd/cleanup"
 	"github.com/tripleo-go/agent/hooks/hooktest"
 	"github.com/tripleo-go/agent/internal/exitcode"
 )
-
-// The test binary plays the container command (hooktest's fake).
-func TestMain(m *testing.M) { hooktest.Main(m, dockercmd.Hook) }
 
 // deployment is the reference test's data, cut to what the script reads.
 func deployment(id string) string {
@@ -42,8 +39,8 @@ func do(t *testing.T, tool string, r run) (int, string) {
 	}
 	state := filepath.Join(dir, "test_state.json")
 	var stderr bytes.Buffer
-	err := cleanup.Run(context.Background(), nil, cleanup.Env{Stderr: &stderr, Environ: hooktest.Environ(t, filepath.Dir(tool), state, r.resp,
-		dockercmd.CmdVar+"="+tool, cleanup.ConfigVar+"="+list)})
+	err := hooks.RunScript(context.Background(), dockercmd.Cleanup, nil, hooks.Env{Stderr: &stderr, Environ: hooktest.Environ(t, filepath.Dir(tool), state, r.resp,
+		dockercmd.CmdVar+"="+tool, hooks.DeploymentsVar+"="+list)})
 	if n := hooktest.Calls(state); n != len(r.calls) {
 		t.Fatalf("%d calls, want %d\n%s", n, len(r.calls), stderr.String())
 	}
@@ -104,7 +101,7 @@ func TestCleanup(t *testing.T) {
 
 // A container whose wanted name is taken keeps its name, with the
 // reference's message; names sort the renames.
-func TestRenameWaitsForTheName(t *testing.T) {
+func TestCleanupRenameWaitsForTheName(t *testing.T) {
 	tool := hooktest.Tool(t, t.TempDir(), "config-tool-fake")
 	code, log := do(t, tool, run{"[]", []hooktest.Response{{Stdout: "\n"}, {Stdout: "web-x1 web\nweb web\nb-2 b\n"}, {}},
 		[][]string{psIDs, psNames, {"rename", "b-2", "b"}}})
@@ -114,7 +111,7 @@ func TestRenameWaitsForTheName(t *testing.T) {
 }
 
 // podman's ps has no .Label: the labels are read with index .Labels.
-func TestPodmanFormats(t *testing.T) {
+func TestCleanupPodmanFormats(t *testing.T) {
 	tool := hooktest.Tool(t, t.TempDir(), "podman")
 	do(t, tool, run{"[]", []hooktest.Response{{Stdout: "\n"}, {Stdout: "\n"}}, [][]string{
 		{"ps", "-a", "--filter", "label=managed_by=docker-cmd", "--format", `{{index .Labels "config_id"}}`},
@@ -124,7 +121,7 @@ func TestPodmanFormats(t *testing.T) {
 // No list, or one that is not JSON: a warning and nothing done, exit 0.
 // JSON that is not a list of deployments: exit 1 and nothing removed.
 // A failing rm is logged with its stderr.
-func TestLists(t *testing.T) {
+func TestCleanupLists(t *testing.T) {
 	tool := hooktest.Tool(t, t.TempDir(), "config-tool-fake")
 	for _, tc := range []struct {
 		list string
@@ -152,15 +149,15 @@ func TestLists(t *testing.T) {
 
 // A node without the container command (most nodes that have the
 // package) has nothing to clean up, and says nothing.
-func TestNoContainerCommandIsQuiet(t *testing.T) {
+func TestCleanupNoContainerCommandIsQuiet(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "heat-config")
 	if err := os.WriteFile(list, []byte("["+deployment("x")+"]"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	err := cleanup.Run(context.Background(), nil, cleanup.Env{Stderr: &stderr, Environ: []string{
-		"PATH=" + dir, dockercmd.CmdVar + "=docker", cleanup.ConfigVar + "=" + list}})
+	err := hooks.RunScript(context.Background(), dockercmd.Cleanup, nil, hooks.Env{Stderr: &stderr, Environ: []string{
+		"PATH=" + dir, dockercmd.CmdVar + "=docker", hooks.DeploymentsVar + "=" + list}})
 	if err != nil || stderr.Len() != 0 {
 		t.Errorf("without docker: %v, log %q; want success and no log", err, stderr.String())
 	}
