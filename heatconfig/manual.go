@@ -28,7 +28,7 @@ func CLI() *argparse.Parser {
 					{Tag: deployed.DirVar, Text: "The state directory (default " + deployed.DefaultDir + ")."},
 					{Tag: deployed.LegacyVar, Text: "The legacy state directory, migrated (default " + deployed.LegacyDir + ")."},
 					{Tag: "HEAT_CONFIG_HOOKS", Text: "A directory searched for hooks before /usr/libexec/heat-config/hooks and /var/lib/heat-config/hooks."},
-					{Tag: deadline.HookVar, Text: "A hook's deadline in seconds (default 4 hours)."},
+					{Tag: deadline.HookVar, Text: "A hook's deadline in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
 					{Tag: "HEAT_CONFIG_NOTIFY", Text: "The program that signals Heat (default heat-config-notify)."},
 				}},
 				{Title: "Exit status", Paragraphs: []string{

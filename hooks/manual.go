@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"github.com/tripleo-go/agent/internal/argparse"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/version"
 )
 
@@ -21,7 +22,7 @@ func CLI(h Hook) *argparse.Parser {
 			Synopsis: []string{h.Group + " < DEPLOYMENT_JSON"},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: TimeoutVar, Text: "The tool's deadline in seconds (default 4 hours)."},
+					{Tag: TimeoutVar, Text: "The tool's deadline in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
 				}},
 				{Title: "See also", Paragraphs: []string{"/usr/share/doc/tripleo-agent/docs/hooks.md"}},
 			},

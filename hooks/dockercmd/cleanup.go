@@ -12,6 +12,7 @@ import (
 
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/argparse"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
@@ -28,7 +29,7 @@ var Cleanup = hooks.Script{
 	Environment: []argparse.Item{
 		{Tag: hooks.DeploymentsVar, Text: "The deployments list (default " + hooks.DefaultDeployments + ")."},
 		{Tag: CmdVar, Text: "The container command, docker (the default) or podman, or a path to either."},
-		{Tag: hooks.TimeoutVar, Text: "The deadline of each container command in seconds (default 4 hours)."},
+		{Tag: hooks.TimeoutVar, Text: "The deadline of each container command in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
 	},
 	ExitStatus: "0, also when the list is missing or not JSON, or a container command fails; " +
 		"1 when the list is JSON but not a list of deployments (nothing is removed).",
