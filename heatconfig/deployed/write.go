@@ -87,7 +87,7 @@ func (d Dir) WriteSignal(id string, rec agentstate.Signal) error {
 // createSynced creates path (0600: deployments carry credentials) with
 // data, failing with fs.ErrExist if it is there: a second run must not
 // take a deployment the first one claimed. The file appears whole
-// (staged, synced, then linked: test/torture found an empty state file
+// (staged, synced, then linked: tools/torture found an empty state file
 // after a kill between an exclusive create and its write), and the
 // directory is synced.
 func createSynced(path string, data []byte) error {

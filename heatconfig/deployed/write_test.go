@@ -11,7 +11,7 @@ import (
 
 // The state directory that a node's first run makes survives a power cut
 // with the state files synced in it: each directory made is synced into
-// its parent (found by test/torture's power cuts: the whole directory
+// its parent (found by tools/torture's power cuts: the whole directory
 // vanished and every deployment ran again). Moved from heatconfig, which
 // ran 55-heat-config for it.
 func TestStateDirectoryIsDurable(t *testing.T) {
