@@ -94,11 +94,12 @@ type Request struct {
 
 // Authenticate gets the Keystone session s a token, through r's HTTP
 // policy, which s keeps for the requests after: a valid one from r's
-// token cache if there is one, else a new one, kept there. It tries again, with the
-// HTTP policy's backoff (from 200 ms, doubling, jittered), until the
-// retry deadline, while Keystone's answers cannot be used (cut short,
-// garbled, an error page under 200): the HTTP policy retries only failed
-// requests and 5xx. A refusal or an unusable auth_url is final at once.
+// token cache if there is one, else a new one, kept there. It tries
+// again, with the HTTP policy's backoff (from 200 ms, doubling,
+// jittered), until the retry deadline, while Keystone's answers cannot
+// be used (cut short, garbled, an error page under 200): the HTTP policy
+// retries only failed requests and 5xx. A refusal or an unusable
+// auth_url is final at once.
 func (r *Request) Authenticate(ctx context.Context, s *keystone.Session) error {
 	s.HTTP = r.HTTP.Standard()
 	if s.CacheDir == "" {
