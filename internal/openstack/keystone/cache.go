@@ -14,11 +14,14 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"github.com/tripleo-go/agent/internal/secret"
 )
 
-// cached is the on-disk form of a token.
+// cached is the on-disk form of a token. The token is a secret.String,
+// so no message prints it (and JSON would write it as "***": storeCache
+// writes it in the clear in its place).
 type cached struct {
-	Token     string                 `json:"token"`
+	Token     secret.String          `json:"token"`
 	ExpiresAt time.Time              `json:"expires_at"`
 	StoredAt  time.Time              `json:"stored_at"`
 	Catalog   *tokens.ServiceCatalog `json:"catalog"`
@@ -87,7 +90,7 @@ func (s *Session) loadCache() bool {
 		return false
 	}
 	p.HTTPClient = *s.HTTP
-	p.SetToken(c.Token)
+	p.SetToken(c.Token.Reveal())
 	s.provider, s.catalog, s.validTo = p, c.Catalog, validTo
 	return true
 }
@@ -158,7 +161,11 @@ func (s *Session) storeCache(token string, expires time.Time) {
 	if path == "" {
 		return
 	}
-	data, err := json.Marshal(cached{Token: token, ExpiresAt: expires, StoredAt: s.now(), Catalog: s.catalog})
+	c := cached{ExpiresAt: expires, StoredAt: s.now(), Catalog: s.catalog}
+	data, err := json.Marshal(struct {
+		cached
+		Token string `json:"token"` // the shallower field wins
+	}{c, token})
 	if err != nil {
 		return
 	}
