@@ -23,7 +23,7 @@ func TokenCacheDir(env []string, def string) string {
 	if !ok {
 		return def
 	}
-	if strings.EqualFold(strings.TrimSpace(v), "off") {
+	if v = strings.TrimSpace(v); strings.EqualFold(v, "off") {
 		return ""
 	}
 	return v
