@@ -13,7 +13,9 @@ import (
 // BenchmarkHeatSignal is one heat-config-notify run (HEAT_SIGNAL) against
 // keystonetest on loopback, authenticating each time or taking the token
 // from the cache: the figure for what the cache saves, before network
-// latency (about 0.15 s an authentication on the lab).
+// latency (about 0.15 s an authentication on the lab). On 2 shared
+// cores: 1.3-1.6 ms a run authenticating (discovery and a token, two
+// requests), 0.60-0.64 ms with the cached token.
 func BenchmarkHeatSignal(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
