@@ -70,6 +70,10 @@ type Options struct {
 	BudgetName string
 	// Transports are the ways out (signal/all's list).
 	Transports Transports
+	// TokenCache is the directory where the Keystone tokens of the
+	// signals that authenticate are kept for the next run (TokenCacheDir);
+	// "" keeps none.
+	TokenCache string
 }
 
 // Request is what a Sender is given to send: the same for every way.
@@ -82,18 +86,28 @@ type Request struct {
 	HTTP     *httpclient.Client
 	Deadline time.Time
 	Log      *slog.Logger
+	// TokenCache is Options.TokenCache.
+	TokenCache string
 
 	progress *progress
 }
 
 // Authenticate gets the Keystone session s a token, through r's HTTP
-// policy, which s keeps for the requests after. It tries again, with the
-// HTTP policy's backoff (from 200 ms, doubling, jittered), until the
-// retry deadline, while Keystone's answers cannot be used (cut short,
-// garbled, an error page under 200): the HTTP policy retries only failed
-// requests and 5xx. A refusal or an unusable auth_url is final at once.
+// policy, which s keeps for the requests after: a valid one from r's
+// token cache if there is one, else a new one, kept there. It tries
+// again, with the HTTP policy's backoff (from 200 ms, doubling,
+// jittered), until the retry deadline, while Keystone's answers cannot
+// be used (cut short, garbled, an error page under 200): the HTTP policy
+// retries only failed requests and 5xx. A refusal or an unusable
+// auth_url is final at once.
 func (r *Request) Authenticate(ctx context.Context, s *keystone.Session) error {
 	s.HTTP = r.HTTP.Standard()
+	if s.CacheDir == "" {
+		s.CacheDir = r.TokenCache
+	}
+	if s.Log == nil {
+		s.Log = r.Log
+	}
 	for attempt, base := 1, 200*time.Millisecond; ; attempt, base = attempt+1, min(2*base, maxWait) {
 		_, err := s.Client(ctx)
 		wait := base/2 + rand.N(base/2+1)
@@ -192,7 +206,7 @@ func sendAll(ctx context.Context, senders []Sender, data jsondoc.Value, o Option
 	red := redactor(senders)
 	var errs []error
 	for _, s := range senders {
-		r := &Request{Kind: s.Kind(), HTTP: client, Deadline: deadline, Log: o.log(), progress: p}
+		r := &Request{Kind: s.Kind(), HTTP: client, Deadline: deadline, Log: o.log(), TokenCache: o.TokenCache, progress: p}
 		if parent.Err() != nil {
 			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
 		}

@@ -23,6 +23,7 @@ func CLI() *argparse.Parser {
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
 					{Tag: RetryTimeoutVar, Text: "The retry budget in seconds, or a Go duration such as 90s (default " + signal.DefaultBudget.String() + ")."},
+					{Tag: signal.TokenCacheVar, Text: tokenCacheHelp},
 				}},
 				{Title: "Exit status", Paragraphs: []string{"0 when the signal was delivered; 1 when it was not, or the deployment file is missing or unreadable; 143 when stopped."}},
 				{Title: "See also", Paragraphs: []string{"55-heat-config (run by os-refresh-config), os-collect-config(1)"}},
@@ -30,3 +31,8 @@ func CLI() *argparse.Parser {
 		},
 	}
 }
+
+// tokenCacheHelp tells the token cache, for both programs that signal.
+const tokenCacheHelp = "The directory where the stack user's Keystone token is kept for the next signal " +
+	"(HEAT_SIGNAL, ZAQAR_SIGNAL), one 0600 file per set of credentials named by their SHA-256 (default " +
+	signal.DefaultTokenCache + "); empty or off keeps none."

@@ -40,11 +40,14 @@ type Env struct {
 	Environ []string
 	// Now is the clock of the log lines; nil means time.Now.
 	Now func() time.Time
+	// TokenCache is the Keystone token cache when the environment
+	// names none (signal.TokenCacheVar); "" keeps none.
+	TokenCache string
 }
 
 // ProcessEnv is the Env of the running process.
 func ProcessEnv() Env {
-	return Env{Stdin: os.Stdin, Stderr: os.Stderr, Environ: os.Environ()}
+	return Env{Stdin: os.Stdin, Stderr: os.Stderr, Environ: os.Environ(), TokenCache: signal.DefaultTokenCache}
 }
 
 // Run runs heat-config-notify with args (the arguments after the
@@ -69,7 +72,8 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(fmt.Sprintf("Cannot read config file: %v", err))
 		return exitcode.With(exitcode.Failure, err)
 	}
-	o := signal.Options{Log: log, Budget: budget(env, log), BudgetName: RetryTimeoutVar, Transports: all.Transports}
+	o := signal.Options{Log: log, Budget: budget(env, log), BudgetName: RetryTimeoutVar, Transports: all.Transports,
+		TokenCache: signal.TokenCacheDir(env.Environ, env.TokenCache)}
 	kinds, err := signal.Send(ctx, d, data, o)
 	if err == nil {
 		return nil

@@ -31,7 +31,7 @@ type cloud struct {
 	status int
 }
 
-func newCloud(t *testing.T, status int) *cloud {
+func newCloud(t testing.TB, status int) *cloud {
 	c := &cloud{ks: keystonetest.New("pa55word"), status: status}
 	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/identity") {
@@ -83,7 +83,7 @@ func (c *cloud) heatInputsFor(stack, region string) string {
 }
 
 // writeDeployment writes a deployment file with inputs (JSON text).
-func writeDeployment(t *testing.T, inputs string) string {
+func writeDeployment(t testing.TB, inputs string) string {
 	path := filepath.Join(t.TempDir(), "5555.json")
 	doc := `{"id": "5555", "group": "script", "config": "five", "inputs": [` + inputs + `]}`
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {

@@ -3,6 +3,7 @@ package refreshcompleted
 import (
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/version"
+	"github.com/tripleo-go/agent/signal"
 )
 
 // CLI is 99-refresh-completed's command line as its help and manual page
@@ -20,6 +21,8 @@ func CLI() *argparse.Parser {
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
 					{Tag: "OS_APPLY_CONFIG_DEPLOYED", Text: "The directory of the signalled ids (default " + markerDir + ")."},
+					{Tag: signal.TokenCacheVar, Text: "The directory where the stack users' Keystone tokens are kept for the next signal " +
+						"(HEAT_SIGNAL, ZAQAR_SIGNAL), as heat-config-notify keeps them (default " + signal.DefaultTokenCache + "); empty or off keeps none."},
 				}},
 				{Title: "Exit status", Paragraphs: []string{"0 when every deployment was signalled; 1 when a signal failed (the refresh runs again)."}},
 			},

@@ -42,10 +42,15 @@ type Env struct {
 	Root string
 	// Signal overrides the signal options (tests: shorter budgets).
 	Signal *signal.Options
+	// TokenCache is the Keystone token cache when the environment
+	// names none (signal.TokenCacheVar); "" keeps none.
+	TokenCache string
 }
 
 // ProcessEnv is the Env of the running process.
-func ProcessEnv() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()} }
+func ProcessEnv() Env {
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), TokenCache: signal.DefaultTokenCache}
+}
 
 // markerDir holds one empty file per signalled deployment id;
 // OS_APPLY_CONFIG_DEPLOYED overrides it (a tree installed under DESTDIR
@@ -71,6 +76,9 @@ func Run(ctx context.Context, _ []string, env Env) error {
 	if env.Signal != nil {
 		opts = *env.Signal
 		opts.Log = log
+	}
+	if opts.TokenCache == "" {
+		opts.TokenCache = signal.TokenCacheDir(env.Environ, env.TokenCache)
 	}
 	r := run{env: env, log: log, opts: opts}
 	legacyErr := r.legacy(ctx)

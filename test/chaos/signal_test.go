@@ -319,7 +319,9 @@ func runNotify(v *verdict, bin string, c signalCase, budget string) (int64, time
 		return 0, 0
 	}
 	cmd := exec.Command(filepath.Join(bin, "heat-config-notify"), path)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT=" + budget}
+	// No token cache: each run meets Keystone's faults, and nothing is
+	// written under the host's /var/cache.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT=" + budget, "HEAT_CONFIG_NOTIFY_TOKEN_CACHE=off"}
 	cmd.Stdin = strings.NewReader(signalData)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -5,18 +5,18 @@
 // the reference, which authenticated on every poll unless [keystone]
 // cache_dir was set, a session keeps its token across polls until it
 // nears expiry or is refused; with cache_dir it also keeps it on disk
-// (0600 in a 0700 directory) for the next process.
+// (0600 in a 0700 directory, named by a hash of the credentials) for the
+// next process: the next os-collect-config, heat-config-notify or
+// 99-refresh-completed.
 package keystone
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -42,8 +42,12 @@ type Session struct {
 	CacheDir string
 	CacheTTL time.Duration
 	Now      func() time.Time
+	// Log gets the one warning about a cache entry that cannot be used;
+	// nil says nothing.
+	Log *slog.Logger
 
 	mu       sync.Mutex
+	warned   bool
 	provider *gophercloud.ProviderClient
 	catalog  *tokens.ServiceCatalog
 	validTo  time.Time
@@ -196,75 +200,6 @@ func Permanent(err error) bool {
 		return se.Status >= 400 && se.Status < 500 && se.Status != http.StatusRequestTimeout && se.Status != http.StatusTooManyRequests
 	}
 	return errors.As(err, new(*configError))
-}
-
-// cached is the on-disk form of a token.
-type cached struct {
-	Token     string                 `json:"token"`
-	ExpiresAt time.Time              `json:"expires_at"`
-	StoredAt  time.Time              `json:"stored_at"`
-	Catalog   *tokens.ServiceCatalog `json:"catalog"`
-}
-
-func (s *Session) cachePath() string {
-	if s.CacheDir == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(s.Creds.AuthURL + "\x00" + s.Creds.UserID + "\x00" + s.Creds.ProjectID))
-	return filepath.Join(s.CacheDir, fmt.Sprintf("token-%x.json", h[:16]))
-}
-
-func (s *Session) loadCache() bool {
-	path := s.cachePath()
-	if path == "" {
-		return false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	var c cached
-	if json.Unmarshal(data, &c) != nil || c.Token == "" || c.Catalog == nil {
-		return false
-	}
-	validTo := c.ExpiresAt.Add(-margin)
-	if ttl := c.StoredAt.Add(s.CacheTTL); s.CacheTTL > 0 && ttl.Before(validTo) {
-		validTo = ttl
-	}
-	if !s.now().Before(validTo) {
-		return false
-	}
-	p, err := openstack.NewClient(s.Creds.AuthURL)
-	if err != nil {
-		return false
-	}
-	p.HTTPClient = *s.HTTP
-	p.SetToken(c.Token)
-	s.provider, s.catalog, s.validTo = p, c.Catalog, validTo
-	return true
-}
-
-func (s *Session) storeCache(token string, expires time.Time) {
-	path := s.cachePath()
-	if path == "" {
-		return
-	}
-	data, err := json.Marshal(cached{Token: token, ExpiresAt: expires, StoredAt: s.now(), Catalog: s.catalog})
-	if err != nil {
-		return
-	}
-	if err := os.MkdirAll(s.CacheDir, 0o700); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(s.CacheDir, ".token-*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil || tmp.Close() != nil {
-		return
-	}
-	os.Rename(tmp.Name(), path) // CreateTemp made it 0600
 }
 
 // Token returns a valid token.

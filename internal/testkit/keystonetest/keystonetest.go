@@ -27,6 +27,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests int
+	auths    int                  // password authentications asked, refused ones too
 	tokens   map[string]time.Time // their expiry
 	issued   int
 }
@@ -42,6 +43,29 @@ func (s *Server) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.requests
+}
+
+// Authentications is how many password authentications Keystone was
+// asked for, refused ones included (discovery is not one).
+func (s *Server) Authentications() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.auths
+}
+
+// SetPassword changes the user's password (a rotated one); tokens
+// issued stay valid.
+func (s *Server) SetPassword(password string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Password = password
+}
+
+// SetExpiresIn changes the lifetime of the tokens issued next.
+func (s *Server) SetExpiresIn(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ExpiresIn = d
 }
 
 // Valid tells whether a token was issued, has not expired and was not
@@ -86,6 +110,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/identity/" || r.URL.Path == "/identity":
 		fmt.Fprintf(w, `{"versions": {"values": [{"id": "v3.14", "status": "stable", "links": [{"rel": "self", "href": "%s/identity/v3/"}]}]}}`, s.BaseURL)
 	case r.URL.Path == "/identity/v3/auth/tokens" && r.Method == http.MethodPost:
+		s.auths++
 		var req struct {
 			Auth struct {
 				Identity struct {

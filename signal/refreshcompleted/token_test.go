@@ -1,0 +1,56 @@
+package refreshcompleted
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
+	"github.com/tripleo-go/agent/signal"
+	"github.com/tripleo-go/agent/signal/all"
+)
+
+// HEAT_SIGNAL deployments of one stack user share one authentication,
+// within a run and with the next run, through the token cache.
+func TestTokenSharedAcrossDeployments(t *testing.T) {
+	ks := keystonetest.New("pa55word")
+	var signals atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/identity"):
+			ks.ServeHTTP(w, r)
+		case !ks.Valid(r.Header.Get("X-Auth-Token")):
+			w.WriteHeader(http.StatusUnauthorized)
+		default:
+			signals.Add(1)
+		}
+	}))
+	defer srv.Close()
+	ks.BaseURL = srv.URL
+	ks.SetCatalog(map[string]string{"orchestration": srv.URL + "/heat/v1/pid"})
+	deployment := func(id string) map[string]any {
+		return oacDeployment(id, [2]string{"deploy_auth_url", srv.URL + "/identity/v3"}, [2]string{"deploy_user_id", "uid"},
+			[2]string{"deploy_password", "pa55word"}, [2]string{"deploy_project_id", "pid"},
+			[2]string{"deploy_stack_id", "stk/" + id}, [2]string{"deploy_resource_name", "r"})
+	}
+	cache := t.TempDir()
+	for i, ids := range [][]string{{"a", "b"}, {"c"}} {
+		var deployments []any
+		for _, id := range ids {
+			deployments = append(deployments, deployment(id))
+		}
+		n := newNode(t, map[string]any{"deployments": deployments})
+		opts := signal.Options{Budget: -1, Transports: all.Transports}
+		err := Run(context.Background(), nil, Env{Stdout: &n.stdout, Stderr: &n.stderr, Root: n.root, Signal: &opts,
+			TokenCache: cache, Environ: []string{"PATH=" + agent.Dir(t), "OS_CONFIG_FILES=" + n.md}})
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i+1, err, n.stderr.String())
+		}
+	}
+	if signals.Load() != 3 || ks.Authentications() != 1 {
+		t.Errorf("%d signals, %d authentications; want 3, 1", signals.Load(), ks.Authentications())
+	}
+}
