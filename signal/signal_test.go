@@ -3,7 +3,6 @@ package signal_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -14,26 +13,14 @@ import (
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/heatapi"
 	"github.com/tripleo-go/agent/signal/presigned"
+	"github.com/tripleo-go/agent/signal/signaltest"
 	"github.com/tripleo-go/agent/signal/zaqarqueue"
 )
 
-// dep is a deployment with the given inputs, as name, value pairs of
-// JSON text.
-func dep(t *testing.T, inputs ...string) *deployment.Deployment {
-	t.Helper()
-	var items []string
-	for i := 0; i < len(inputs); i += 2 {
-		items = append(items, fmt.Sprintf(`{"name": %q, "value": %s}`, inputs[i], inputs[i+1]))
-	}
-	d, err := deployment.Parse([]byte(`{"id": "5555", "group": "script", "config": "five", "inputs": [` + strings.Join(items, ", ") + `]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-var heatInputs = []string{"deploy_auth_url", `"http://ks/v3"`, "deploy_user_id", `"aaaa"`, "deploy_password", `"pa55word"`,
-	"deploy_project_id", `"bbbb"`, "deploy_stack_id", `"st/cccc"`, "deploy_resource_name", `"the_resource"`}
+var (
+	dep        = signaltest.Deployment
+	heatInputs = signaltest.HeatInputs
+)
 
 // fake is a way out that records the requests of the signals it
 // builds: it claims and builds as the real transport t, and sends

@@ -1,36 +1,21 @@
 package all_test
 
 import (
-	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/all"
 	"github.com/tripleo-go/agent/signal/heatapi"
 	"github.com/tripleo-go/agent/signal/presigned"
+	"github.com/tripleo-go/agent/signal/signaltest"
 	"github.com/tripleo-go/agent/signal/zaqarqueue"
 )
 
-// dep is a deployment with the given inputs, as name, value pairs of
-// JSON text.
-func dep(t *testing.T, inputs ...string) *deployment.Deployment {
-	t.Helper()
-	var items []string
-	for i := 0; i < len(inputs); i += 2 {
-		items = append(items, fmt.Sprintf(`{"name": %q, "value": %s}`, inputs[i], inputs[i+1]))
-	}
-	d, err := deployment.Parse([]byte(`{"id": "5555", "group": "script", "config": "five", "inputs": [` + strings.Join(items, ", ") + `]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-var heatInputs = []string{"deploy_auth_url", `"http://ks/v3"`, "deploy_user_id", `"aaaa"`, "deploy_password", `"pa55word"`,
-	"deploy_project_id", `"bbbb"`, "deploy_stack_id", `"st/cccc"`, "deploy_resource_name", `"the_resource"`}
+var (
+	dep        = signaltest.Deployment
+	heatInputs = signaltest.HeatInputs
+)
 
 // The ways a deployment's inputs ask for, as the reference's if /
 // if-elif: a URL; then a queue, else the Heat API. Claim is whether

@@ -3,20 +3,13 @@ package heatapi
 import (
 	"testing"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/signal/signaltest"
 )
 
 // Build reads the stack user, the region, the stack and the resource
 // from their inputs; the password is a secret of the signal.
 func TestBuildReadsTheInputs(t *testing.T) {
-	d, err := deployment.Parse([]byte(`{"id": "5555", "group": "script", "inputs": [
-		{"name": "deploy_auth_url", "value": "http://ks/v3"}, {"name": "deploy_user_id", "value": "aaaa"},
-		{"name": "deploy_password", "value": "pa55word"}, {"name": "deploy_project_id", "value": "bbbb"},
-		{"name": "deploy_stack_id", "value": "st/cccc"}, {"name": "deploy_resource_name", "value": "the_resource"},
-		{"name": "deploy_region_name", "value": "RegionOne"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := signaltest.Deployment(t, append(append([]string{}, signaltest.StackUser...), "deploy_stack_id", `"st/cccc"`, "deploy_resource_name", `"the_resource"`, "deploy_region_name", `"RegionOne"`)...)
 	if !Transport.Claims(d) {
 		t.Fatal("not claimed")
 	}

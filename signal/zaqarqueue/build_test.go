@@ -3,19 +3,13 @@ package zaqarqueue
 import (
 	"testing"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/signal/signaltest"
 )
 
 // Build reads the stack user, the region and the queue from their
 // inputs; the password is a secret of the signal.
 func TestBuildReadsTheInputs(t *testing.T) {
-	d, err := deployment.Parse([]byte(`{"id": "5555", "group": "script", "inputs": [
-		{"name": "deploy_auth_url", "value": "http://ks/v3"}, {"name": "deploy_user_id", "value": "aaaa"},
-		{"name": "deploy_password", "value": "pa55word"}, {"name": "deploy_project_id", "value": "bbbb"},
-		{"name": "deploy_queue_id", "value": "queue-1"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := signaltest.Deployment(t, append(append([]string{}, signaltest.StackUser...), "deploy_queue_id", `"queue-1"`)...)
 	if !Transport.Claims(d) {
 		t.Fatal("not claimed")
 	}
