@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tripleo-go/agent/internal/textwrap"
 	"github.com/tripleo-go/agent/internal/version"
 )
 
@@ -149,26 +150,7 @@ func (c CommandLine) usage() string {
 		items = append(items, "["+s+"]")
 	}
 	prefix := "usage: " + c.Prog + " "
-	return prefix + strings.Join(wrap(items, 80-len(prefix)), "\n"+strings.Repeat(" ", len(prefix)))
-}
-
-// wrap joins words with spaces into lines of at most width columns (a
-// longer word alone on its line).
-func wrap(words []string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range words {
-		switch {
-		case line == "":
-			line = w
-		case len(line)+1+len(w) <= width:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	return append(lines, line)
+	return prefix + strings.Join(textwrap.Words(items, 80-len(prefix)), "\n"+strings.Repeat(" ", len(prefix)))
 }
 
 // WriteHelp writes the help --help prints, laid out as argparse's.
@@ -181,7 +163,7 @@ func (c CommandLine) WriteHelp(w io.Writer) {
 	const indent = 24
 	for _, o := range opts {
 		s := "  " + o.spelling()
-		help := wrap(strings.Fields(o.Help), 80-indent)
+		help := textwrap.Words(strings.Fields(o.Help), 80-indent)
 		if len(s) > indent-2 {
 			fmt.Fprintln(w, s)
 			s = ""

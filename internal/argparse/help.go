@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tripleo-go/agent/internal/textwrap"
 )
 
 // Usage is argparse's usage, wrapped as argparse wraps it: parts are
@@ -154,21 +156,5 @@ func (p *Parser) item(b *strings.Builder, left, help string) {
 // wrap breaks text into lines of at most width columns at spaces (a word
 // longer than width stands alone).
 func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = w
-		case len(line)+1+len(w) <= width:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
+	return textwrap.Words(strings.Fields(text), width)
 }
