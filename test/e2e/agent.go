@@ -153,7 +153,7 @@ func (a *Agent) waitIdle(t *testing.T) {
 // "Running <hook> < <state file>" line to its "Completed <hook>" (or
 // "Error running <hook>") line.
 func (a *Agent) hookRuns(since time.Time) (runs []string, total time.Duration) {
-	hooks := filepath.Join(a.in.Dir, "usr/libexec/heat-config/hooks") + "/"
+	hooks := a.hooksDir() + "/"
 	lines := a.Lines()
 	for i, l := range lines {
 		_, rest, ok := strings.Cut(l.Text, "] Running "+hooks)

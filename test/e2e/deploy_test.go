@@ -122,6 +122,7 @@ func (d *deploy) create(t *testing.T) {
 		t.Errorf("runs: script %q, puppet %d; want one each", s.ScriptRuns, s.PuppetRuns)
 	}
 	d.latency(t, created, o, sigs)
+	d.logShares(t, "create", d.agent.start)
 }
 
 // latency logs, greppably, how long the stack took from `stack create`
@@ -164,10 +165,12 @@ func (d *deploy) latency(t *testing.T, created time.Time, o *Outcome, sigs []Sig
 func (d *deploy) update(t *testing.T) {
 	before := d.node.State()
 	mark := lab.Mark()
+	since := time.Now()
 	st := d.stack(t, "update", d.name, "--round", "2", "--agent-running")
 	o := d.wait(t, d.agent, d.name, "UPDATE_COMPLETE")
 	wantOutputs(t, o, map[string]string{"result": "hello from the agent", "round": "round 2", "puppet_result": "puppet says hi hello"})
 	d.wantSignals(t, mark.Signals(st), scriptResource)
+	d.logShares(t, "update", since)
 
 	after := d.node.State()
 	if got, want := newIDs(before.Deployed, after.Deployed), ids(st)["e2e-deployment"]; len(got) != 1 || got[0] != want {
