@@ -149,6 +149,11 @@ func (a *Agent) waitIdle(t *testing.T) {
 	}
 }
 
+// hooksDir is where the installed tree keeps the hooks.
+func (a *Agent) hooksDir() string {
+	return filepath.Join(a.in.Dir, "usr/libexec/heat-config/hooks")
+}
+
 // hookRuns are the hooks 55-heat-config ran since a time: each from its
 // "Running <hook> < <state file>" line to its "Completed <hook>" (or
 // "Error running <hook>") line.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -98,9 +97,4 @@ func (d *deploy) logShares(t *testing.T, step string, since time.Time) {
 				d.p.name, float64(s.own())/float64(time.Millisecond), ownShareGoal.Milliseconds(), verdict)
 		}
 	}
-}
-
-// hooksDir is where the installed tree keeps the hooks.
-func (a *Agent) hooksDir() string {
-	return filepath.Join(a.in.Dir, "usr/libexec/heat-config/hooks")
 }
