@@ -51,6 +51,18 @@ type wsConn struct {
 }
 
 func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsConn, error) {
+	w, err := q.dial(ctx, endpoint, token)
+	if err != nil {
+		return nil, err
+	}
+	// Every read and write ends with the pass's context.
+	context.AfterFunc(ctx, func() { w.conn.Close() })
+	return w, nil
+}
+
+// dial opens a websocket and authenticates on it, both bounded by ctx;
+// the connection then outlives ctx.
+func (q *Queue) dial(ctx context.Context, endpoint, token string) (*wsConn, error) {
 	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, TLSClientConfig: q.TLS, Proxy: http.ProxyFromEnvironment}
 	conn, _, err := d.DialContext(ctx, endpoint, nil)
 	if err != nil {
@@ -60,17 +72,41 @@ func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsC
 	limit := cmp.Or(q.MaxFrame, httpclient.DefaultMaxBody)
 	conn.SetReadLimit(limit)
 	w := &wsConn{conn: conn, limit: limit, option: q.MaxFrameOption, headers: map[string]string{"Client-ID": q.ClientID(), "X-Project-ID": q.Session.Creds.ProjectID}}
-	// Every read and write ends with the pass's context.
-	context.AfterFunc(ctx, func() { conn.Close() })
-	if _, err := w.send(ctx, "authenticate", nil, map[string]string{"X-Auth-Token": token}); err != nil {
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	_, err = w.send(ctx, "authenticate", nil, map[string]string{"X-Auth-Token": token})
+	if !stop() || err != nil {
 		conn.Close()
-		return nil, err
+		return nil, cmp.Or(err, ctx.Err())
 	}
+	conn.SetReadDeadline(time.Time{})
+	conn.SetWriteDeadline(time.Time{})
 	return w, nil
 }
 
 // send makes one request and returns its response's body.
 func (w *wsConn) send(ctx context.Context, action string, body any, extra map[string]string) (json.RawMessage, error) {
+	if err := w.write(ctx, action, body, extra); err != nil {
+		return nil, err
+	}
+	for {
+		f, err := w.read(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("zaqar %s: %w", action, err)
+		}
+		if f.Request == nil { // a notification, kept for later
+			w.notes = append(w.notes, f.Body)
+			continue
+		}
+		if st := f.status(); st >= 300 {
+			return nil, statusError{action, st}
+		}
+		return f.Body, nil
+	}
+}
+
+// write sends one request; the token, when there is one, only in its
+// headers, which no error repeats.
+func (w *wsConn) write(ctx context.Context, action string, body any, extra map[string]string) error {
 	headers := map[string]string{}
 	for k, v := range w.headers {
 		headers[k] = v
@@ -84,24 +120,13 @@ func (w *wsConn) send(ctx context.Context, action string, body any, extra map[st
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		w.conn.SetWriteDeadline(dl)
+	} else {
+		w.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
 	}
 	if err := w.conn.WriteJSON(msg); err != nil {
-		return nil, fmt.Errorf("zaqar %s: %w", action, err)
+		return fmt.Errorf("zaqar %s: %w", action, err)
 	}
-	for {
-		f, err := w.read(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("zaqar %s: %w", action, err)
-		}
-		if f.Request == nil { // a notification, kept for later
-			w.notes = append(w.notes, f.Body)
-			continue
-		}
-		if st := f.status(); st >= 300 {
-			return nil, fmt.Errorf("zaqar %s: status %d", action, st)
-		}
-		return f.Body, nil
-	}
+	return nil
 }
 
 func (w *wsConn) read(ctx context.Context) (*frame, error) {
