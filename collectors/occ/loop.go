@@ -39,6 +39,8 @@ func (r *runner) daemon(ctx context.Context) error {
 	}
 	push := r.newPushers(ctx, wake)
 	defer push.stop()
+	r.build()
+	push.start(r.instances)
 	for ready := false; ; ready = true {
 		status, changed, err := r.pass(ctx)
 		if err != nil {

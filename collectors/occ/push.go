@@ -30,6 +30,20 @@ func (r *runner) newPushers(ctx context.Context, wake chan struct{}) *pushers {
 	}}
 }
 
+// build builds the configured collectors before the first pass, so one
+// that pushes listens from the start and no pass waits on a socket of its
+// own; one that cannot be built is left to its pass, which says why.
+func (r *runner) build() {
+	for _, name := range r.cfg.Collectors {
+		if _, ok := r.instances[name]; ok {
+			continue
+		}
+		if inst, err := r.cfg.Sources[name].New(r.cfg.Shared(), r.log.With("collector", name)); err == nil {
+			r.instances[name] = inst
+		}
+	}
+}
+
 // start starts the listeners of collectors built since the last call (a
 // collector is built on its first pass).
 func (p *pushers) start(instances map[string]collectors.Collector) {

@@ -145,7 +145,7 @@ func (w *wsConn) read(ctx context.Context) (*frame, error) {
 
 // PopOrWait pops every pending message over a websocket and returns the
 // body of the newest; when none is pending it waits up to wait for one to
-// be posted. nil: nothing within the wait.
+// be posted. nil: nothing within the wait. A wait of 0 only pops.
 func (q *Queue) PopOrWait(ctx context.Context, wait time.Duration) (json.RawMessage, error) {
 	token, err := q.Session.Token(ctx)
 	if err != nil {
@@ -165,8 +165,11 @@ func (q *Queue) PopOrWait(ctx context.Context, wait time.Duration) (json.RawMess
 	if _, err := w.send(ctx, "queue_create", map[string]any{"queue_name": q.Name}, nil); err != nil {
 		return nil, err
 	}
-	if _, err := w.send(ctx, "subscription_create", map[string]any{"queue_name": q.Name, "ttl": 10000}, nil); err != nil {
-		return nil, err
+	// No wait, no subscription: the daemon's own does the waiting.
+	if wait > 0 {
+		if _, err := w.send(ctx, "subscription_create", map[string]any{"queue_name": q.Name, "ttl": 10000}, nil); err != nil {
+			return nil, err
+		}
 	}
 	newest, err := drain(func() ([]message, error) {
 		body, err := w.send(ctx, "message_delete_many", map[string]any{"queue_name": q.Name, "pop": popBatch}, nil)

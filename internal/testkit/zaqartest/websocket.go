@@ -56,6 +56,14 @@ func (c *Cloud) DropSockets() {
 	}
 }
 
+// RefuseSubscriptions makes subscription_create answer 503 (true), as
+// a Zaqar whose notifications are down would.
+func (c *Cloud) RefuseSubscriptions(refuse bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.subRefuse = refuse
+}
+
 // IgnorePings leaves websocket pings unanswered (true), as a peer that
 // is gone without a word does.
 func (c *Cloud) IgnorePings(ignore bool) {
@@ -148,6 +156,13 @@ func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
 		case "queue_create", "subscription_create":
 			if !authed || req.Body["queue_name"] != c.Queue {
 				reply(403, `{}`)
+				continue
+			}
+			c.mu.Lock()
+			refused := c.subRefuse && req.Action == "subscription_create"
+			c.mu.Unlock()
+			if refused {
+				reply(503, `{"error": "notifications are down"}`)
 				continue
 			}
 			reply(201, `{}`)

@@ -49,6 +49,7 @@ type Cloud struct {
 	actions     map[string]int
 	pings       int
 	ignorePings bool
+	subRefuse   bool
 }
 
 type posted struct {
