@@ -16,8 +16,9 @@ import (
 
 const zaqarPassword = "S3CRET-pw"
 
-// zaqarDaemon writes a configuration of the zaqar collector over
-// websockets, polling once an hour; args are added to the command line.
+// zaqarConf writes a configuration of the zaqar collector over
+// websockets, polling once an hour, and returns its directory and the
+// arguments that name it.
 func zaqarConf(t *testing.T, c *zaqartest.Cloud) (dir string, args []string) {
 	dir = t.TempDir()
 	conf := dir + "/occ.conf"
@@ -42,12 +43,19 @@ func TestZaqarPushWakesTheDaemon(t *testing.T) {
 	env := Env{Stdout: io.Discard, Stderr: &syncWriter{w: &stderr},
 		After: func(time.Duration) <-chan time.Time { return nil }} // an hour is forever here
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, args, env) }()
-	waitUntil(t, "the first run and the subscription", func() bool { return len(calls(t, dir)) == 1 && c.Subscribers() == 1 })
+	go func() { done <- Run(ctx, append(args, "--debug"), env) }()
+	waitUntil(t, "the first run and the subscription", func() bool {
+		return runs(dir) == 1 && strings.Contains(env.Stderr.(*syncWriter).String(), "Subscribed to Zaqar queue")
+	})
 	before := c.Actions()
 	start := time.Now()
 	c.Post(`{"v": 2}`)
-	waitUntil(t, "the pushed change's run", func() bool { return len(calls(t, dir)) == 2 })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(env.Stderr.(*syncWriter).String(), c.Actions(), c.Pending(), c.Subscribers())
+		}
+	})
+	waitUntil(t, "the pushed change's run", func() bool { return runs(dir) == 2 })
 	t.Logf("posted → command ran in %v", time.Since(start))
 	if a := c.Actions(); a["authenticate"] != before["authenticate"] || a["subscription_create"] != before["subscription_create"] {
 		t.Fatalf("one socket across passes: %v, %v before the push", a, before)
@@ -86,6 +94,12 @@ func TestZaqarOneTimeKeepsNoSocket(t *testing.T) {
 	if a["authenticate"] != 1 || a["subscription_create"] != 1 || a["message_list"] != 0 || c.Subscribers() != 0 {
 		t.Fatalf("one-time: %v, %d subscribers", a, c.Subscribers())
 	}
+}
+
+// runs is how many times the command ran.
+func runs(dir string) int {
+	b, _ := os.ReadFile(dir + "/calls")
+	return strings.Count(string(b), "run\n")
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
