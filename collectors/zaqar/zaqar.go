@@ -44,7 +44,7 @@ func NewConfig() collectors.Config { return new(Config) }
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name, append(collectors.KeystoneOptions(&c.Creds),
 		config.Option{Name: "queue-id", Help: "The Zaqar queue that Heat posts the node's metadata to.", Into: &c.QueueID},
-		config.Option{Name: "use-websockets", Default: []string{"false"}, Help: "Talk to Zaqar over a websocket rather than HTTP.", Into: &c.UseWebsockets},
+		config.Option{Name: "use-websockets", Default: []string{"false"}, Help: "Talk to Zaqar over a websocket rather than HTTP; the daemon keeps it subscribed to the queue, so a posted change wakes it at once.", Into: &c.UseWebsockets},
 		config.Option{Name: "region-name", Help: "The region whose Zaqar endpoint is used, from the Keystone catalog.", Into: &c.RegionName},
 		config.Option{Name: "ssl-certificate-validation", Default: []string{"false"}, Help: "Verify Zaqar's TLS certificate.", Into: &c.SSLCertificateValidation},
 		config.Option{Name: "ca-file", Help: "A CA certificate file to verify Zaqar's TLS certificate with.", Into: &c.CAFile})...)
