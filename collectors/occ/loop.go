@@ -69,6 +69,7 @@ func (r *runner) daemon(ctx context.Context) error {
 		// Unlike the reference (after a command only), every pass checks
 		// whether the configuration changed.
 		if r.configChanged() {
+			push.stop() // the re-execution would not run the defers
 			return r.reload("Configuration changed")
 		}
 		// After a change, poll soon again (the reference's help text
@@ -85,6 +86,7 @@ func (r *runner) daemon(ctx context.Context) error {
 		}
 		hup, err := r.sleep(ctx, wait, wake)
 		if hup && r.configValid() {
+			push.stop()
 			return r.reload("SIGHUP received")
 		}
 		if err != nil {

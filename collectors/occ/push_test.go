@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,6 +76,39 @@ func TestZaqarPushWakesTheDaemon(t *testing.T) {
 	waitUntil(t, "no goroutine left", func() bool { return runtime.NumGoroutine() <= base })
 	if strings.Contains(env.Stderr.(*syncWriter).String(), zaqarPassword) {
 		t.Fatal("the password in the log")
+	}
+}
+
+// SIGHUP while subscribed: the socket is closed with a close frame
+// before the daemon re-executes itself.
+func TestZaqarHangupClosesTheSocket(t *testing.T) {
+	c := zaqartest.New("q1", zaqarPassword)
+	defer c.Close()
+	c.Post(`{"v": 1}`)
+	_, args := zaqarConf(t, c)
+	hup := make(chan os.Signal, 1)
+	var stderr strings.Builder
+	closedAtReexec := -1
+	env := Env{Stdout: io.Discard, Stderr: &syncWriter{w: &stderr}, Hangup: hup,
+		After: func(time.Duration) <-chan time.Time { return nil },
+		Reexec: func() error {
+			waitUntil(t, "a clean close", func() bool { return c.CleanCloses() >= 1 && c.Subscribers() == 0 })
+			closedAtReexec = c.Subscribers()
+			return nil
+		}}
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), append(args, "--debug"), env) }()
+	waitUntil(t, "the subscription", func() bool {
+		return strings.Contains(env.Stderr.(*syncWriter).String(), "Subscribed to Zaqar queue")
+	})
+	hup <- syscall.SIGHUP
+	select {
+	case err := <-done:
+		if err != nil || closedAtReexec != 0 {
+			t.Fatalf("err %v, %d subscribers at re-execution", err, closedAtReexec)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGHUP did not restart the daemon")
 	}
 }
 

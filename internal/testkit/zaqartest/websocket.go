@@ -39,6 +39,14 @@ func (c *Cloud) Pings() int {
 	return c.pings
 }
 
+// CleanCloses is how many websockets the client closed with a close
+// frame (normal closure).
+func (c *Cloud) CleanCloses() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cleanCloses
+}
+
 // Subscribers is how many websockets are subscribed now.
 func (c *Cloud) Subscribers() int {
 	c.mu.Lock()
@@ -133,6 +141,11 @@ func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
 			Body    map[string]any    `json:"body"`
 		}
 		if err := conn.ReadJSON(&req); err != nil {
+			if websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+				c.mu.Lock()
+				c.cleanCloses++
+				c.mu.Unlock()
+			}
 			return
 		}
 		reply := func(status int, body string) {

@@ -50,6 +50,7 @@ type Cloud struct {
 	pings       int
 	ignorePings bool
 	subRefuse   bool
+	cleanCloses int
 }
 
 type posted struct {
