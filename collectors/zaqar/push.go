@@ -165,7 +165,11 @@ func (c *Collector) popPushed(ctx context.Context) (raw json.RawMessage, ok bool
 	// read stays a read of Zaqar's store.
 	raw, err := st.sub.PopNewest(ctx, c.Queue, !st.dirty)
 	if err != nil {
+		// The socket is suspect (Zaqar ends a socket's authentication when
+		// its token expires, and refuses its requests from then on): drop
+		// it, the listener subscribes anew, and this pass reads without it.
 		c.Log.Debug("Reading over the subscription failed; reading anew: "+err.Error(), "queue", c.Queue.Name)
+		st.sub.Close()
 		return nil, false
 	}
 	return raw, true

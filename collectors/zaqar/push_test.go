@@ -244,3 +244,31 @@ func TestBackoffFullJitter(t *testing.T) {
 		}
 	}
 }
+
+// Zaqar stops a socket's requests when its token expires: the pass that
+// meets the refusal reads with a new token, and the listener subscribes
+// anew.
+func TestExpiredTokenRenewsTheSocket(t *testing.T) {
+	c := newCloud(t)
+	var log bytes.Buffer
+	col := newCollector(t, c, &log)
+	c.Post(snapshot(1))
+	wake := listening(t, col, collectors.Push{Backoff: time.Second, After: func(d time.Duration) <-chan time.Time {
+		if d == DefaultSubscriptionTTL*3/4 {
+			return nil
+		}
+		return elapsedAfter()
+	}})
+	woken(t, wake, "the subscription")
+	collect(t, col)
+	c.KS.RevokeAll()
+	c.Post(snapshot(2))
+	woken(t, wake, "a posted message")
+	if _, doc := collect(t, col); !strings.HasPrefix(doc, `{"z": 2,`) {
+		t.Fatalf("after the token's expiry: %s", doc)
+	}
+	waitFor(t, "a new subscription", func() bool { return c.Actions()["subscription_create"] == 2 && col.Subscribed() })
+	if strings.Contains(log.String(), password) {
+		t.Fatal("the password in the log")
+	}
+}

@@ -46,31 +46,9 @@ type Subscription struct {
 // must not block. The connection lives until Close or until it fails
 // (Done); ctx bounds the opening only.
 func (q *Queue) Subscribe(ctx context.Context, ttl time.Duration, notify func()) (*Subscription, error) {
-	endpoint, err := q.Session.Endpoint("messaging-websocket", q.Region)
+	// The socket outlives ctx: only its opening is bounded by it.
+	w, err := q.connect(ctx)
 	if err != nil {
-		if _, cerr := q.Session.Client(ctx); cerr != nil {
-			return nil, cerr
-		}
-		if endpoint, err = q.Session.Endpoint("messaging-websocket", q.Region); err != nil {
-			return nil, err
-		}
-	}
-	var w *wsConn
-	for attempt := 0; ; attempt++ {
-		token, err := q.Session.Token(ctx)
-		if err != nil {
-			return nil, err
-		}
-		// The socket outlives ctx: only its opening is bounded by it.
-		w, err = q.dial(ctx, endpoint, token)
-		if err == nil {
-			break
-		}
-		var se statusError
-		if errors.As(err, &se) && se.status == 401 && attempt == 0 {
-			q.Session.Invalidate()
-			continue
-		}
 		return nil, err
 	}
 	lctx, stop := context.WithCancel(context.Background())
@@ -201,7 +179,7 @@ func (s *Subscription) request(ctx context.Context, action string, body any) (js
 		return nil, fmt.Errorf("zaqar %s: %w", action, s.err)
 	case f := <-s.answers:
 		if st := f.status(); st >= 300 {
-			return nil, fmt.Errorf("zaqar %s: status %d", action, st)
+			return nil, statusError{action, st}
 		}
 		return f.Body, nil
 	}

@@ -50,14 +50,26 @@ type wsConn struct {
 	notes []json.RawMessage
 }
 
-func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsConn, error) {
-	w, err := q.dial(ctx, endpoint, token)
-	if err != nil {
-		return nil, err
+// connect opens a websocket and authenticates on it, bounded by ctx; a
+// refused token is replaced once.
+func (q *Queue) connect(ctx context.Context) (*wsConn, error) {
+	for attempt := 0; ; attempt++ {
+		token, err := q.Session.Token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		endpoint, err := q.Session.Endpoint("messaging-websocket", q.Region)
+		if err != nil {
+			return nil, err
+		}
+		w, err := q.dial(ctx, endpoint, token)
+		var se statusError
+		if errors.As(err, &se) && se.status == http.StatusUnauthorized && attempt == 0 {
+			q.Session.Invalidate()
+			continue
+		}
+		return w, err
 	}
-	// Every read and write ends with the pass's context.
-	context.AfterFunc(ctx, func() { w.conn.Close() })
-	return w, nil
 }
 
 // dial opens a websocket and authenticates on it, both bounded by ctx;
@@ -147,21 +159,15 @@ func (w *wsConn) read(ctx context.Context) (*frame, error) {
 // body of the newest; when none is pending it waits up to wait for one to
 // be posted. nil: nothing within the wait. A wait of 0 only pops.
 func (q *Queue) PopOrWait(ctx context.Context, wait time.Duration) (json.RawMessage, error) {
-	token, err := q.Session.Token(ctx)
-	if err != nil {
-		return nil, err
-	}
-	endpoint, err := q.Session.Endpoint("messaging-websocket", q.Region)
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
-	w, err := q.dialWebsocket(ctx, endpoint, token)
+	w, err := q.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer w.conn.Close()
+	// Every read and write ends with the pass's context.
+	context.AfterFunc(ctx, func() { w.conn.Close() })
 	if _, err := w.send(ctx, "queue_create", map[string]any{"queue_name": q.Name}, nil); err != nil {
 		return nil, err
 	}

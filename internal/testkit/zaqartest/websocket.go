@@ -119,7 +119,7 @@ func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	refuse, post := c.wsRefuse, c.wsPost
 	c.mu.Unlock()
-	authed := false
+	authed, token := false, ""
 	var notifier sync.WaitGroup
 	defer notifier.Wait()
 	notification := func(body string) string {
@@ -158,9 +158,16 @@ func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.actions[req.Action]++
 		c.mu.Unlock()
+		// As Zaqar does when the token of the socket's authentication
+		// expires, requests are refused from then on.
+		if req.Action != "authenticate" && authed && !c.KS.Valid(token) {
+			reply(401, `{"error": "token expired"}`)
+			continue
+		}
 		switch req.Action {
 		case "authenticate":
-			authed = !refuse && c.KS.Valid(req.Headers["X-Auth-Token"])
+			token = req.Headers["X-Auth-Token"]
+			authed = !refuse && c.KS.Valid(token)
 			if !authed {
 				reply(401, `{"error": "auth"}`)
 				continue
