@@ -129,11 +129,16 @@ func (c *Collector) ttl() time.Duration {
 	return DefaultSubscriptionTTL
 }
 
-func (c *Collector) setSub(sub *zaqar.Subscription, dirty bool) {
+// setSub sets the subscription; with catchUp the next pass reads the
+// queue, listing it first: what came while no one listened, if anything
+// (a fleet that subscribes again after an outage then claims nothing).
+func (c *Collector) setSub(sub *zaqar.Subscription, catchUp bool) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
 	c.push.sub = sub
-	c.push.dirty = c.push.dirty || dirty
+	if catchUp {
+		c.push.lastRead = time.Time{}
+	}
 }
 
 // Subscribed says whether a subscription is open (tests, status).
@@ -150,7 +155,7 @@ func (c *Collector) popPushed(ctx context.Context) (raw json.RawMessage, ok bool
 	now := c.now()
 	c.pmu.Lock()
 	st := c.push
-	due := st.dirty || now.Sub(st.lastRead) >= c.safetyRead() || c.last == nil
+	due := st.dirty || st.lastRead.IsZero() || now.Sub(st.lastRead) >= c.safetyRead() || c.last == nil
 	if st.sub != nil && due {
 		c.push.dirty, c.push.lastRead = false, now
 	}

@@ -75,6 +75,10 @@ func TestPushWakesAndIsRead(t *testing.T) {
 	if _, doc := collect(t, col); !strings.HasPrefix(doc, `{"z": 1,`) {
 		t.Fatalf("first read: %s", doc)
 	}
+	// Nothing pushed yet: the catch-up read listed before it popped.
+	if a := c.Actions(); a["message_list"] != 1 || a["message_delete_many"] != 1 {
+		t.Fatalf("catch-up read: %v", a)
+	}
 	start := time.Now()
 	c.Post(snapshot(2))
 	woken(t, wake, "a posted message")
