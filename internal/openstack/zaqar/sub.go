@@ -161,8 +161,15 @@ func (s *Subscription) Close() {
 	s.wg.Wait()
 }
 
+// requestTimeout bounds a request over a kept socket, as the HTTP
+// client's timeout bounds one over HTTP: a server that pongs but never
+// answers does not hold a pass.
+const requestTimeout = 30 * time.Second
+
 // request sends one request and waits for its answer's body.
 func (s *Subscription) request(ctx context.Context, action string, body any) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	s.reqMu.Lock()
 	defer s.reqMu.Unlock()
 	select { // a stale answer must not pass for this one's
