@@ -37,6 +37,11 @@ type pushState struct {
 	listening bool // Listen runs: a pass does not wait on a socket of its own
 	sub       *zaqar.Subscription
 	dirty     bool      // a message was pushed since the last read
+	// pushed is the newest pushed message's body since the last read.
+	// It stands when the read finds the queue empty: Zaqar notifies
+	// before a Swift-backed queue lists the message (seen on the lab),
+	// as the per-pass socket's wait always took the notification.
+	pushed json.RawMessage
 	lastRead  time.Time // the last read over the subscription
 }
 
@@ -53,9 +58,12 @@ func (c *Collector) Listen(ctx context.Context, p collectors.Push) {
 		c.push = pushState{}
 		c.pmu.Unlock()
 	}()
-	notify := func() {
+	notify := func(body json.RawMessage) {
 		c.pmu.Lock()
 		c.push.dirty = true
+		if len(body) > 0 && string(body) != "null" {
+			c.push.pushed = body
+		}
 		c.pmu.Unlock()
 		p.Wake()
 	}
@@ -103,7 +111,7 @@ func Backoff(n int, limit time.Duration, rand func() float64) time.Duration {
 // replacing it with a fresh subscription before its ttl runs out: a new
 // one first, then the old one closed, so no message falls between. It
 // returns the subscription it holds last.
-func (c *Collector) hold(ctx context.Context, sub *zaqar.Subscription, notify func(), p collectors.Push) (*zaqar.Subscription, error) {
+func (c *Collector) hold(ctx context.Context, sub *zaqar.Subscription, notify func(json.RawMessage), p collectors.Push) (*zaqar.Subscription, error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -157,7 +165,7 @@ func (c *Collector) popPushed(ctx context.Context) (raw json.RawMessage, ok bool
 	st := c.push
 	due := st.dirty || st.lastRead.IsZero() || now.Sub(st.lastRead) >= c.safetyRead() || c.last == nil
 	if st.sub != nil && due {
-		c.push.dirty, c.push.lastRead = false, now
+		c.push.dirty, c.push.lastRead, c.push.pushed = false, now, nil
 	}
 	c.pmu.Unlock()
 	if st.sub == nil {
@@ -176,6 +184,9 @@ func (c *Collector) popPushed(ctx context.Context) (raw json.RawMessage, ok bool
 		c.Log.Debug("Reading over the subscription failed; reading anew: "+err.Error(), "queue", c.Queue.Name)
 		st.sub.Close()
 		return nil, false
+	}
+	if raw == nil {
+		raw = st.pushed // notified, not yet listed: the message stays queued for a later read
 	}
 	return raw, true
 }

@@ -45,7 +45,7 @@ type Subscription struct {
 // notify runs on the reader's goroutine for each message Zaqar pushes; it
 // must not block. The connection lives until Close or until it fails
 // (Done); ctx bounds the opening only.
-func (q *Queue) Subscribe(ctx context.Context, ttl time.Duration, notify func()) (*Subscription, error) {
+func (q *Queue) Subscribe(ctx context.Context, ttl time.Duration, notify func(body json.RawMessage)) (*Subscription, error) {
 	// The socket outlives ctx: only its opening is bounded by it.
 	w, err := q.connect(ctx)
 	if err != nil {
@@ -84,7 +84,7 @@ func (q *Queue) pongWait() time.Duration {
 }
 
 // start runs the reader and the pinger, both ended by Close.
-func (s *Subscription) start(ctx context.Context, every, wait time.Duration, notify func()) {
+func (s *Subscription) start(ctx context.Context, every, wait time.Duration, notify func(body json.RawMessage)) {
 	conn := s.w.conn
 	extend := func() { conn.SetReadDeadline(time.Now().Add(every + wait)) }
 	extend()
@@ -105,7 +105,7 @@ func (s *Subscription) start(ctx context.Context, every, wait time.Duration, not
 			}
 			extend()
 			if f.Request == nil {
-				notify()
+				notify(f.Body)
 				continue
 			}
 			select {
