@@ -3,7 +3,7 @@
 // queue of project "pid", popped over HTTP (API v2) or a websocket,
 // posted to over HTTP (API v1.1), with counts and faults to inject. As
 // Zaqar does, a message posted is also sent to the websockets subscribed
-// to the queue.
+// to the queue (websocket.go), which tests can drop.
 package zaqartest
 
 import (
@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -43,6 +42,15 @@ type Cloud struct {
 	raw string
 	// subs are the subscribed websockets' notification queues.
 	subs map[chan string]bool
+	// conns are the open websockets, for DropSockets; actions counts the
+	// websocket requests by action, pings the pings answered;
+	// ignorePings leaves them unanswered.
+	conns       map[*websocket.Conn]bool
+	actions     map[string]int
+	pings       int
+	ignorePings bool
+	subRefuse   bool
+	cleanCloses int
 }
 
 type posted struct {
@@ -249,101 +257,4 @@ func (c *Cloud) servePost(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, `{"resources": [%s]}`, strings.Join(ids, ", "))
-}
-
-// serveWebsocket speaks Zaqar's websocket protocol for the queue.
-func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
-	conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	var wmu sync.Mutex
-	write := func(msg string) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		conn.WriteMessage(websocket.TextMessage, []byte(msg))
-	}
-	c.mu.Lock()
-	refuse, post := c.wsRefuse, c.wsPost
-	c.mu.Unlock()
-	authed := false
-	var notifier sync.WaitGroup
-	defer notifier.Wait()
-	notification := func(body string) string {
-		return `{"body": ` + body + `, "ttl": 3600, "queue_name": "` + c.Queue + `", "Message_Type": "Notification"}`
-	}
-	var sub chan string
-	defer func() {
-		if sub != nil {
-			c.mu.Lock()
-			delete(c.subs, sub)
-			close(sub)
-			c.mu.Unlock()
-		}
-	}()
-	for {
-		var req struct {
-			Action  string            `json:"action"`
-			Headers map[string]string `json:"headers"`
-			Body    map[string]any    `json:"body"`
-		}
-		if err := conn.ReadJSON(&req); err != nil {
-			return
-		}
-		reply := func(status int, body string) {
-			write(fmt.Sprintf(`{"request": {"action": %q}, "headers": {"status": %d}, "body": %s}`, req.Action, status, body))
-		}
-		if req.Headers["Client-ID"] == "" || req.Headers["X-Project-ID"] != c.KS.ProjectID {
-			reply(400, `{"error": "headers"}`)
-			continue
-		}
-		switch req.Action {
-		case "authenticate":
-			authed = !refuse && c.KS.Valid(req.Headers["X-Auth-Token"])
-			if !authed {
-				reply(401, `{"error": "auth"}`)
-				continue
-			}
-			reply(200, `{}`)
-		case "queue_create", "subscription_create":
-			if !authed || req.Body["queue_name"] != c.Queue {
-				reply(403, `{}`)
-				continue
-			}
-			reply(201, `{}`)
-			if req.Action == "subscription_create" && sub == nil {
-				sub = make(chan string, 16)
-				c.mu.Lock()
-				if c.subs == nil {
-					c.subs = map[chan string]bool{}
-				}
-				c.subs[sub] = true
-				c.mu.Unlock()
-				notifier.Add(1)
-				go func(sub <-chan string) {
-					defer notifier.Done()
-					for body := range sub {
-						write(notification(body))
-					}
-				}(sub)
-			}
-			if req.Action == "subscription_create" && post != "" {
-				notifier.Add(1)
-				go func() {
-					defer notifier.Done()
-					time.Sleep(200 * time.Millisecond)
-					write(notification(post))
-				}()
-			}
-		case "message_delete_many":
-			c.mu.Lock()
-			n := min(int(req.Body["pop"].(float64)), len(c.pending))
-			msgs := c.popLocked(n)
-			c.mu.Unlock()
-			reply(200, `{"messages": [`+msgs+`]}`)
-		default:
-			reply(400, `{}`)
-		}
-	}
 }
