@@ -37,6 +37,7 @@ func playNotify() int {
 	if err := os.WriteFile(filepath.Join(calls, "cache-at-notify"), []byte(fmt.Sprint(len(entries))), 0o600); err != nil {
 		return 99
 	}
+	stamp(filepath.Join(calls, "notify-start"))
 	err := notify.Run(context.Background(), os.Args[1:], notify.ProcessEnv())
 	stamp(filepath.Join(calls, "notify-end"))
 	return exitcode.Of(err)

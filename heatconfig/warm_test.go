@@ -48,7 +48,7 @@ func visible(log string) string {
 func TestWarmupFetchesTheTokenDuringTheHook(t *testing.T) {
 	c := newCloud(t)
 	c.authDelay = 150 * time.Millisecond // the lab's, idle
-	var afterHook [2]time.Duration
+	var afterHook, toNotify [2]time.Duration
 	var logs, states [2]string
 	for i, cache := range []string{"tokens", "off"} {
 		n := newNode(t)
@@ -67,7 +67,9 @@ func TestWarmupFetchesTheTokenDuringTheHook(t *testing.T) {
 		in, _ := os.ReadFile(filepath.Join(n.dir, "cache-in-hook"))
 		at, _ := os.ReadFile(filepath.Join(n.calls, "cache-at-notify"))
 		auths := c.ks.Authentications() - before
-		afterHook[i] = stamped(t, filepath.Join(n.calls, "notify-end")).Sub(stamped(t, filepath.Join(n.dir, "hook-end")))
+		end := stamped(t, filepath.Join(n.dir, "hook-end"))
+		afterHook[i] = stamped(t, filepath.Join(n.calls, "notify-end")).Sub(end)
+		toNotify[i] = stamped(t, filepath.Join(n.calls, "notify-start")).Sub(end)
 		if want := map[string]string{"tokens": "1", "off": "0"}[cache]; strings.TrimSpace(string(in)) != want || string(at) != want || auths != 1 {
 			t.Errorf("cache %s: entries %q in the hook, %q when notify started, %d authentications; want %s, %s, 1; log:\n%s",
 				cache, in, at, auths, want, want, n.stderr.String())
@@ -87,8 +89,9 @@ func TestWarmupFetchesTheTokenDuringTheHook(t *testing.T) {
 	if logs[0] != logs[1] || states[0] != states[1] {
 		t.Errorf("the warm-up shows:\nlog %q\nwithout %q\nstate %q\nwithout %q", logs[0], logs[1], states[0], states[1])
 	}
-	t.Logf("hook end to heat-config-notify's end: %v with the warm-up, %v without (Keystone answers in %v)",
-		afterHook[0].Round(time.Millisecond), afterHook[1].Round(time.Millisecond), c.authDelay)
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	t.Logf("heat-config-notify ran %v with the warm-up, %v without; from the hook's end to its start %v, %v (Keystone answers in %v)",
+		ms(afterHook[0]-toNotify[0]), ms(afterHook[1]-toNotify[1]), ms(toNotify[0]), ms(toNotify[1]), c.authDelay)
 }
 
 // A Keystone that never answers delays the signal by warmGrace at most:
