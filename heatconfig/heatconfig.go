@@ -22,6 +22,7 @@ import (
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
+	"github.com/tripleo-go/agent/signal"
 )
 
 // Env is the world the program runs in.
@@ -36,10 +37,16 @@ type Env struct {
 	Grace time.Duration
 	// Journal stands in for journald in tests (see logging.Options).
 	Journal func(msg string, pri journal.Priority, vars map[string]string) error
+	// TokenCache is heat-config-notify's Keystone token cache when the
+	// environment names none (signal.TokenCacheVar): where a
+	// deployment's token is fetched while its hook runs; "" fetches none.
+	TokenCache string
 }
 
 // ProcessEnv is the Env of the running process.
-func ProcessEnv() Env { return Env{Stderr: os.Stderr, Environ: os.Environ()} }
+func ProcessEnv() Env {
+	return Env{Stderr: os.Stderr, Environ: os.Environ(), TokenCache: signal.DefaultTokenCache}
+}
 
 // notifyTimeout bounds one heat-config-notify run; its own retries stop
 // well before.
@@ -52,6 +59,8 @@ type config struct {
 	hookDirs              []string
 	notify                string
 	hookTimeout           time.Duration
+	// tokenCache is heat-config-notify's token cache ("" for none).
+	tokenCache string
 }
 
 func newConfig(env Env) (config, error) {
@@ -66,6 +75,7 @@ func newConfig(env Env) (config, error) {
 		deployed:    deployed.FromEnv(env.Environ, env.Root),
 		deployedOld: deployed.LegacyFromEnv(env.Environ, env.Root),
 		notify:      get("HEAT_CONFIG_NOTIFY", "heat-config-notify"),
+		tokenCache:  signal.TokenCacheDir(notifyEnviron(env), env.TokenCache),
 	}
 	if c.notify == env.Root+"heat-config-notify" {
 		c.notify = "heat-config-notify" // a PATH lookup, not under Root
@@ -77,6 +87,14 @@ func newConfig(env Env) (config, error) {
 	var err error
 	c.hookTimeout, err = deadline.Hook(env.Environ)
 	return c, err
+}
+
+// notifyEnviron is the environment heat-config-notify runs in.
+func notifyEnviron(env Env) []string {
+	if env.Environ == nil {
+		return os.Environ()
+	}
+	return env.Environ
 }
 
 // Run runs every deployment not yet deployed. It fails only when the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -87,7 +86,9 @@ func (r *runner) invoke(ctx context.Context, i int, v jsondoc.Value) {
 		log.Error(fmt.Sprintf("Skipping group %s with no hook script None", d.Group()))
 		res = noHook(d.Group(), r.c.hookDirs)
 	} else {
+		w := r.startWarmup(ctx, d)
 		res = r.runHook(ctx, log, d, hook, statePath)
+		w.finish(log, d.ID())
 	}
 	data := res.signalData()
 	if ctx.Err() != nil {
@@ -124,10 +125,7 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 	}
 	log.Debug(fmt.Sprintf("Running %s %s < %s", r.c.notify, statePath, notifyPath))
 	stdout, stderr := proc.NewCapture(stderrHead, outputTail), proc.NewCapture(stderrHead, outputTail)
-	env := r.env.Environ
-	if env == nil {
-		env = os.Environ()
-	}
+	env := notifyEnviron(r.env)
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: r.c.notify, Args: []string{r.c.notify, statePath}, Env: append(slices.Clip(env), extraEnv...),
 		Stdin: strings.NewReader(jsondoc.Dumps(data)), Stdout: stdout, Stderr: stderr,

@@ -6,6 +6,7 @@ import (
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/version"
+	"github.com/tripleo-go/agent/signal"
 )
 
 // CLI is 55-heat-config's command line as its help and manual page tell
@@ -30,6 +31,8 @@ func CLI() *argparse.Parser {
 					{Tag: "HEAT_CONFIG_HOOKS", Text: "A directory searched for hooks before /usr/libexec/heat-config/hooks and /var/lib/heat-config/hooks."},
 					{Tag: deadline.HookVar, Text: "A hook's deadline in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
 					{Tag: "HEAT_CONFIG_NOTIFY", Text: "The program that signals Heat (default heat-config-notify)."},
+					{Tag: signal.TokenCacheVar, Text: "The Keystone token cache of heat-config-notify (default " + signal.DefaultTokenCache +
+						"; empty or off keeps none): while a HEAT_SIGNAL or ZAQAR_SIGNAL deployment's hook runs, its token is fetched into it."},
 				}},
 				{Title: "Exit status", Paragraphs: []string{
 					"0 when every deployment was looked at (a failed hook is signalled to Heat, not an exit status); 1 when the deployments file is missing, the state directory cannot be made, or HEAT_CONFIG_HOOK_TIMEOUT is invalid; 143 when stopped.",

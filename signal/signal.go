@@ -168,16 +168,7 @@ func (o Options) log() *slog.Logger {
 
 // sendAll sends each signal under one budget.
 func sendAll(ctx context.Context, senders []Sender, data jsondoc.Value, o Options) error {
-	ho := o.HTTP
-	if ho.Timeout <= 0 {
-		ho.Timeout = DefaultAttemptTimeout
-	}
-	if ho.Retries == 0 {
-		ho.Retries = manyRetries
-	}
-	if ho.MaxWait == 0 {
-		ho.MaxWait = maxWait
-	}
+	ho := policy(o.HTTP)
 	budget := o.Budget
 	switch {
 	case budget == 0:
@@ -229,6 +220,21 @@ func sendAll(ctx context.Context, senders []Sender, data jsondoc.Value, o Option
 		errs = append(errs, redact(red, fmt.Errorf("%s: %w", r.Kind, err)))
 	}
 	return errors.Join(errs...)
+}
+
+// policy is the HTTP policy of a signal's requests: ho, its zeros
+// filled with the defaults Options.HTTP tells.
+func policy(ho httpclient.Options) httpclient.Options {
+	if ho.Timeout <= 0 {
+		ho.Timeout = DefaultAttemptTimeout
+	}
+	if ho.Retries == 0 {
+		ho.Retries = manyRetries
+	}
+	if ho.MaxWait == 0 {
+		ho.MaxWait = maxWait
+	}
+	return ho
 }
 
 // retried tells a final answer that the budget, not the server, made

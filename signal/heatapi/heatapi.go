@@ -116,3 +116,7 @@ func Quote(s string) string {
 	}
 	return b.String()
 }
+
+// Session is the stack user's Keystone session (a signal.Authenticator:
+// its token can be fetched while the hook runs).
+func (res *resource) Session() *keystone.Session { return res.session }

@@ -76,3 +76,7 @@ func (q *queue) Send(ctx context.Context, r *signal.Request) error {
 	r.Log.Debug("Posted the signal to queue " + q.name)
 	return nil
 }
+
+// Session is the stack user's Keystone session (a signal.Authenticator:
+// its token can be fetched while the hook runs).
+func (q *queue) Session() *keystone.Session { return q.session }

@@ -38,7 +38,7 @@ var rules = []struct {
 	{"applyconfig/*", internal},
 	{"heatconfig/deployment", internal},
 	{"heatconfig/deployed", internal},
-	{"heatconfig", []string{"heatconfig/deployment", "heatconfig/deployed", "signal/all", "internal/..."}},
+	{"heatconfig", []string{"heatconfig/deployment", "heatconfig/deployed", "signal/all", "signal", "internal/..."}},
 	{"heatconfig/*", []string{"heatconfig/deployment", "heatconfig/deployed", "internal/..."}},
 	{"hooks", []string{"heatconfig/deployment", "internal/..."}},
 	{"hooks/all", []string{"hooks/...", "internal/..."}},
