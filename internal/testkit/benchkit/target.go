@@ -118,10 +118,16 @@ type Parsed struct {
 // ID is program/name.
 func (p Parsed) ID() string { return p.Program + "/" + p.Name }
 
-// ParseTarget reads one TARGET line (surrounding blanks ignored). ok is
-// false for any other line, so a whole log can be fed to it line by line.
+// logPrefix is what go test's t.Logf puts before a line (test/e2e logs
+// its targets so).
+var logPrefix = regexp.MustCompile(`^[\w.-]+\.go:[0-9]+: `)
+
+// ParseTarget reads one TARGET line (surrounding blanks and a t.Logf
+// prefix ignored). ok is false for any other line, so a whole log can be
+// fed to it line by line.
 func ParseTarget(line string) (p Parsed, ok bool) {
-	m := targetLine.FindStringSubmatch(strings.TrimSpace(line))
+	line = logPrefix.ReplaceAllString(strings.TrimSpace(line), "")
+	m := targetLine.FindStringSubmatch(line)
 	if m == nil {
 		return Parsed{}, false
 	}

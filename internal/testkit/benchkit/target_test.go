@@ -87,6 +87,11 @@ func TestParseTargetIgnoresOtherLines(t *testing.T) {
 	if p, ok := ParseTarget("  TARGET p/f measured=1.0x goal=<=3x PASS\r"); !ok || p.Verdict != "PASS" {
 		t.Errorf("surrounding blanks: %+v %v", p, ok)
 	}
+	// test/e2e's TestDeploy logs its own-share target through t.Logf.
+	p, ok := ParseTarget("        share.go:97: TARGET heat-config/own-share-heat measured=21ms goal=<=50ms PASS")
+	if !ok || p.ID() != "heat-config/own-share-heat" || p.Measured != "21ms" || p.Goal != "<=50ms" {
+		t.Errorf("t.Logf line: %+v %v", p, ok)
+	}
 }
 
 // The memory goal is twice the input plus 32 MiB.
