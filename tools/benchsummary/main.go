@@ -117,10 +117,12 @@ func summarize(w io.Writer, got []benchkit.Parsed, want []expected) error {
 	return err
 }
 
-func matchesAny(glob string, got []benchkit.Parsed) bool {
+func matchesAny(globs []string, got []benchkit.Parsed) bool {
 	for _, p := range got {
-		if ok, _ := path.Match(glob, p.ID()); ok {
-			return true
+		for _, g := range globs {
+			if ok, _ := path.Match(g, p.ID()); ok {
+				return true
+			}
 		}
 	}
 	return false

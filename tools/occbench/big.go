@@ -89,8 +89,8 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // bigRSS runs each program --one-time on the big file twice with its own
 // new cache (the first pass stores and commits everything; the second
 // finds it unchanged) and prints both passes' peak RSS, and their
-// targets: at most twice the input plus 32 MiB (benchkit.MemTarget), and
-// no more than the reference's.
+// targets: the larger peak at most twice the input plus 32 MiB
+// (benchkit.MemTarget), and each pass's no more than the reference's.
 func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, size int) error {
 	local := filepath.Join(dir, "big-local")
 	if err := os.MkdirAll(local, 0o755); err != nil {
@@ -135,13 +135,15 @@ func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, size i
 	fmt.Fprintf(stdout, "os-collect-config one-time pass: local collector, one file of %d bytes (%.1f MiB), peak RSS\n", n, inMiB)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "pass\tref MiB\tours MiB\tours/ref\tours/input\n")
-	var targets []benchkit.Target
+	// The figures' names, peak-rss-<N>mb-input..., are those of the other
+	// programs' 100 MB inputs.
+	figure := fmt.Sprintf("peak-rss-%dmb-input", (n+500_000)/1_000_000)
+	targets := []benchkit.Target{benchkit.MemTarget(program, figure, max(rss["ours"][0], rss["ours"][1]), int64(n))}
 	for i, label := range []string{"new cache", "unchanged"} {
 		r, o := rss["ref"][i], rss["ours"][i]
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.2f\n", label, r, o, o/r, o/inMiB)
-		figure := fmt.Sprintf("mem-%dMB-%s", (n+500_000)/1_000_000, strings.ReplaceAll(label, " ", "-"))
-		targets = append(targets, benchkit.MemTarget(program, figure, o, int64(n)),
-			benchkit.Target{Program: program, Name: figure + "-over-ref", Value: o / r, Unit: "x", Op: "<=", Goal: 1, Decimals: 2})
+		targets = append(targets, benchkit.Target{Program: program, Name: figure + "-" + strings.ReplaceAll(label, " ", "-") + "-over-ref",
+			Value: o / r, Unit: "x", Op: "<=", Goal: 1, Decimals: 2})
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -250,3 +250,10 @@ func latencyOf(ctx context.Context, dir, label, bin string, ours bool, n int) ([
 	}
 	return out, nil
 }
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "MISS"
+}
