@@ -39,11 +39,11 @@ var ops = map[string]func(v, goal float64) bool{
 // Pass tells whether the measured figure, as printed, meets the goal.
 func (t Target) Pass() bool {
 	cmp, ok := ops[t.Op]
-	if !ok || math.IsNaN(t.Value) {
+	if !ok {
 		return false
 	}
 	v, _ := strconv.ParseFloat(t.measured(), 64)
-	return cmp(v, t.Goal)
+	return !math.IsNaN(v) && cmp(v, t.Goal)
 }
 
 // Verdict is PASS or MISS.
@@ -55,6 +55,9 @@ func (t Target) Verdict() string {
 }
 
 func (t Target) measured() string {
+	if math.IsInf(t.Value, 0) || math.IsNaN(t.Value) {
+		return "NaN" // nothing measured (a ratio to a zero): never a pass
+	}
 	d := t.Decimals
 	if d <= 0 {
 		d = 1

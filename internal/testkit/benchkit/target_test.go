@@ -30,6 +30,8 @@ func TestTargetLine(t *testing.T) {
 			"TARGET p/f measured=1.0 goal=>0 PASS"},
 		{"not measured never passes", Target{Program: "p", Name: "f", Value: math.NaN(), Unit: "ms", Op: "<=", Goal: 1},
 			"TARGET p/f measured=NaNms goal=<=1ms MISS"},
+		{"infinite is not measured", Target{Program: "p", Name: "f", Value: math.Inf(1), Unit: "x", Op: ">=", Goal: 1},
+			"TARGET p/f measured=NaNx goal=>=1x MISS"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
