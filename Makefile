@@ -42,7 +42,7 @@ AGENT_GO := GOWORK=off $(GO)
 GOFLAGS  := $(filter-out -mod=mod,$(GOFLAGS))
 export GOFLAGS
 
-.PHONY: build deps test unit race bench heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short
+.PHONY: build deps test unit race bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -156,15 +156,37 @@ fleet-short:
 # the checkout (.bench/, real durability costs; not /tmp, which is much
 # slower for file creation on some VMs) and on tmpfs (the programs' own
 # cost, without the filesystem's noise).
-BENCH_DISK  ?= $(CURDIR)/.bench/disk
-BENCH_TMPFS ?= /dev/shm/oacbench
+# Each bench prints its targets as TARGET lines (benchkit.Target); the
+# whole output is kept in BENCH_OUT and tools/benchsummary ends with one
+# table of every target and "N PASS, M MISS" (also in BENCH_SUMMARY).
+# Logs of make e2e or make fleet given in BENCH_ALSO fill the rows
+# measured there. A MISS is informational; a bench that fails (crash,
+# wrong output) fails make bench, after the others ran (-k) and the
+# summary was printed. One bench at a time (-j1): they time.
+BENCH_DISK    ?= $(CURDIR)/.bench/disk
+BENCH_TMPFS   ?= /dev/shm/oacbench
+BENCH_OUT     ?= $(CURDIR)/.bench/bench.out
+BENCH_SUMMARY ?= $(CURDIR)/.bench/summary.txt
+BENCH_ALSO    ?=
+BENCH_STEPS   := bench-go bench-oac bench-orc bench-occ bench-hc
 bench: build
+	@mkdir -p $(dir $(BENCH_OUT)) $(dir $(BENCH_SUMMARY))
+	@{ $(MAKE) --no-print-directory -k -j1 bench-steps; echo $$? >$(BENCH_OUT).rc; } 2>&1 | tee $(BENCH_OUT)
+	@echo; $(GO) run ./tools/benchsummary $(BENCH_OUT) $(BENCH_ALSO) | tee $(BENCH_SUMMARY)
+	@rc=$$(cat $(BENCH_OUT).rc); rm -f $(BENCH_OUT).rc; \
+	  if [ "$$rc" != 0 ]; then echo "make bench: a bench failed (see $(BENCH_OUT))" >&2; exit 1; fi
+bench-steps: $(BENCH_STEPS)
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./applyconfig/... ./internal/jsondoc/ ./refresh/... ./collectors/...
+bench-oac:
 	$(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_DISK)
 	@if [ -d "$$(dirname $(BENCH_TMPFS))" ]; then \
 	  $(GO) run ./tools/oacbench -ours $(BIN)/os-apply-config -workdir $(BENCH_TMPFS); fi
+bench-orc:
 	$(GO) run ./tools/orcbench -ours $(BIN)/os-refresh-config
+bench-occ:
 	$(GO) run ./tools/occbench -ours $(BIN)/os-collect-config -workdir $(CURDIR)/.bench/occ
+bench-hc:
 	$(GO) run ./tools/hcbench -ours $(BIN) -workdir $(CURDIR)/.bench/hc $(if $(HEAT_AGENTS),-heat-agents $(HEAT_AGENTS))
 
 # openstack/heat-agents' own tests (tests/test_*.py) against our tree as

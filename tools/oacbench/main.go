@@ -155,6 +155,7 @@ func benchmark(ctx context.Context, cfg config, stdout, stderr io.Writer) (err e
 		results = append(results, res)
 	}
 	printReport(stdout, c, results)
+	printTargets(stdout, medium(workdir), results)
 	if len(mismatched) > 0 {
 		return fmt.Errorf("OUTPUT MISMATCH in case(s) %s", strings.Join(mismatched, ", "))
 	}

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
 
 const targetIdleRSSMiB = 12.0
@@ -153,21 +155,25 @@ func idleRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, d tim
 	for _, m := range marks {
 		fmt.Fprintf(tw, "\t%v", m)
 	}
-	fmt.Fprint(tw, "\tgrowth after 10s\ttarget\n")
+	fmt.Fprint(tw, "\tgrowth after 10s\n")
+	var oursLast float64
 	for i, dm := range ds {
 		fmt.Fprint(tw, dm.label)
 		for _, v := range samples[i] {
 			fmt.Fprintf(tw, "\t%.1f", v)
 		}
 		last := samples[i][len(samples[i])-1]
-		fmt.Fprintf(tw, "\t%+.1f", last-samples[i][0])
+		fmt.Fprintf(tw, "\t%+.1f\n", last-samples[i][0])
 		if dm.label == "ours" {
-			fmt.Fprintf(tw, "\t<= %.0f MiB %s", targetIdleRSSMiB, verdict(last <= targetIdleRSSMiB))
+			oursLast = last
 		}
-		fmt.Fprintln(tw)
 	}
 	fmt.Fprintf(tw, "HTTP requests served to both: %d\n", requests.Load())
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	benchkit.Target{Program: program, Name: "daemon-idle-rss", Value: oursLast, Unit: "MiB", Op: "<=", Goal: targetIdleRSSMiB}.Print(stdout)
+	return nil
 }
 
 // latency measures, for each program, the time from a new file in the
