@@ -39,6 +39,10 @@ type rendered struct {
 }
 
 func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
+	// The template tree is listed while the metadata is parsed: the one
+	// waits on system calls, the other on the CPU.
+	walked := make(chan []template, 1)
+	go func() { walked <- walkTemplates(o.templates, o.output) }()
 	cfg, err := o.readMetadata()
 	if err == nil {
 		cfg, err = metadata.Subhash(cfg, o.subhash)
@@ -47,7 +51,7 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
-	templates := walkTemplates(o.templates, o.output)
+	templates := <-walked
 	results := renderAll(ctx, render.NewMetadata(cfg), templates, env.Accounts)
 	files := make([]writer.File, 0, len(results))
 	for _, r := range results {

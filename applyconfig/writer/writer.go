@@ -79,17 +79,17 @@ type planned struct {
 func Apply(files []File, log *slog.Logger) (Result, error) {
 	var res Result
 	plan := make([]planned, len(files))
-	for i, f := range files {
-		p, err := planFile(f)
-		if err != nil {
-			return res, err
-		}
-		plan[i] = p
+	if _, err := forEach(len(files), func(i int) error {
+		var err error
+		plan[i], err = planFile(files[i])
+		return err
+	}); err != nil {
+		return res, err
 	}
 	sweepLeftovers(plan, log)
 
 	dirs := newDirSet()
-	if err := stage(plan, dirs); err != nil {
+	if err := stage(plan, dirs, os.Getpid()); err != nil {
 		return res, err
 	}
 
@@ -205,30 +205,6 @@ func readExactly(path string, n int) ([]byte, error) {
 	return buf[:got], nil
 }
 
-// stage writes every changed file to a temporary file beside its target,
-// then makes them durable with one syncfs per filesystem.
-func stage(plan []planned, dirs *dirSet) error {
-	for i := range plan {
-		p := &plan[i]
-		if p.act != actWrite {
-			continue
-		}
-		tmp, err := writeTemp(p, dirs)
-		if err != nil {
-			removeTemps(plan)
-			return &Error{Path: p.Path, Err: err}
-		}
-		p.tmp = tmp
-	}
-	for _, dir := range dirs.filesystems() {
-		if err := syncDirFS(dir); err != nil {
-			removeTemps(plan)
-			return &Error{Path: dir, Err: err}
-		}
-	}
-	return nil
-}
-
 func syncDirFS(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -239,16 +215,13 @@ func syncDirFS(dir string) error {
 }
 
 // writeTemp writes p's body to a new staging file in the target's
-// directory (see stageName) and returns its path.
-func writeTemp(p *planned, dirs *dirSet) (string, error) {
+// directory, which exists (see stageName), and returns its path.
+func writeTemp(p *planned, pid int) (string, error) {
 	dir := filepath.Dir(p.Path)
-	if err := dirs.mkdirAll(dir); err != nil {
-		return "", err
-	}
 	var fd int
 	var name string
 	for try := 0; ; try++ {
-		name = filepath.Join(dir, stageName(os.Getpid()))
+		name = filepath.Join(dir, stageName(pid))
 		var err error
 		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 		if err == nil {
@@ -317,6 +290,14 @@ type dirSet struct {
 	seen   map[string]bool
 	exists map[string]uint64 // directory -> device
 	fsDirs map[uint64]string
+	made   []madeDir // directories this run created, in order
+	by     int       // the index of the file mkdirAll works for
+}
+
+// madeDir is a directory created for the file at index by.
+type madeDir struct {
+	path string
+	by   int
 }
 
 // maxDirFsyncs is how many changed directories of one filesystem are
@@ -362,7 +343,9 @@ func (d *dirSet) mkdirAll(dir string) error {
 				return err
 			}
 		}
-		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Mkdir(dir, 0o777); err == nil {
+			d.made = append(d.made, madeDir{dir, d.by})
+		} else if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 		d.add(filepath.Dir(dir))

@@ -147,6 +147,26 @@ func TestFailedStageChangesNothing(t *testing.T) {
 	}
 }
 
+// Files are staged in parallel, but a failure leaves the directories a
+// run in order would have: those of the files before the failing one.
+func TestFailedStageLeavesNoLaterDirectories(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "blocker")
+	os.WriteFile(blocker, []byte("a file where a directory is needed"), 0o644)
+	before, after := filepath.Join(dir, "before", "a"), filepath.Join(dir, "after", "b")
+	_, err := Apply([]File{file(filepath.Join(before, "1.conf"), "1"), file(filepath.Join(blocker, "x.conf"), "x"),
+		file(filepath.Join(after, "2.conf"), "2")}, logging.Discard)
+	if we, ok := err.(*Error); !ok || we.Path != filepath.Join(blocker, "x.conf") {
+		t.Fatalf("error does not name the first failing file: %v", err)
+	}
+	if entries, err := os.ReadDir(before); err != nil || len(entries) != 0 {
+		t.Fatalf("%s: want it empty: %v %v", before, entries, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "after")); !os.IsNotExist(err) {
+		t.Fatalf("directory of a later file made: %v", err)
+	}
+}
+
 func TestTargetIsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "d"), 0o755)
