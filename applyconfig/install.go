@@ -25,10 +25,25 @@ import (
 // files in one batch.
 
 // template is one template file, where its output goes, and whether its
-// directory lists a control file for it.
+// directory lists a control file for it; once loaded, its source and
+// control settings (or the error rendering it will report).
 type template struct {
 	in, out    string
 	hasControl bool
+
+	once   sync.Once
+	src    *render.Source
+	ctl    control.Control
+	ctlErr *templateError
+}
+
+// load reads the template and its control file, once, by whichever comes
+// first: the reader ahead or a render worker.
+func (t *template) load(accounts control.Accounts) {
+	t.once.Do(func() {
+		t.src = render.Load(t.in)
+		t.ctl, t.ctlErr = loadControl(t, accounts)
+	})
 }
 
 // rendered is a template's outcome.
@@ -39,14 +54,28 @@ type rendered struct {
 }
 
 func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
-	// The template tree is listed while the metadata is parsed: the one
-	// waits on system calls, the other on the CPU.
-	walked := make(chan []template, 1)
-	go func() { walked <- walkTemplates(o.templates, o.output) }()
+	// The template tree is listed, and templates are read, while the
+	// metadata is parsed: the one waits on system calls, the other on the
+	// CPU, and before the render the second core would have nothing to do.
+	walked := make(chan []*template, 1)
+	parsed := make(chan struct{})
+	go func() {
+		templates := walkTemplates(o.templates, o.output)
+		walked <- templates
+		for _, t := range templates {
+			select {
+			case <-parsed:
+				return // the render workers load the rest
+			default:
+				t.load(env.Accounts)
+			}
+		}
+	}()
 	cfg, err := o.readMetadata()
 	if err == nil {
 		cfg, err = metadata.Subhash(cfg, o.subhash)
 	}
+	close(parsed)
 	if err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
@@ -82,7 +111,7 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 // in template order so the first error is the reference's first error.
 // Workers take the next index from a counter: a channel hand-off per
 // template cost a wake-up each.
-func renderAll(ctx context.Context, md *render.Metadata, templates []template, accounts control.Accounts) []rendered {
+func renderAll(ctx context.Context, md *render.Metadata, templates []*template, accounts control.Accounts) []rendered {
 	results := make([]rendered, len(templates))
 	var next atomic.Int64
 	work := func() {
@@ -109,8 +138,10 @@ type templateError struct{ msg, path string }
 
 func (e *templateError) Error() string { return jsondoc.PyReprTuple(e.msg, e.path) }
 
-func renderOne(ctx context.Context, md *render.Metadata, t template, accounts control.Accounts) rendered {
-	body, err := md.Template(ctx, t.in)
+func renderOne(ctx context.Context, md *render.Metadata, t *template, accounts control.Accounts) rendered {
+	t.load(accounts)
+	body, err := md.Render(ctx, t.src)
+	t.src = nil // rendered: its text is garbage now
 	if err != nil {
 		var re *render.Error
 		if errors.As(err, &re) {
@@ -118,6 +149,17 @@ func renderOne(ctx context.Context, md *render.Metadata, t template, accounts co
 		}
 		return rendered{err: &templateError{err.Error(), t.in}}
 	}
+	if t.ctlErr != nil {
+		return rendered{err: t.ctlErr}
+	}
+	ctl := t.ctl
+	return rendered{file: writer.File{
+		Path: t.out, Body: body, Mode: ctl.Mode, UID: ctl.Owner, GID: ctl.Group, AllowEmpty: ctl.AllowEmpty,
+	}}
+}
+
+// loadControl reads and parses the template's control file, if it has one.
+func loadControl(t *template, accounts control.Accounts) (control.Control, *templateError) {
 	ctl := control.Default()
 	ctlPath := t.in + control.Suffix
 	if !t.hasControl {
@@ -125,7 +167,7 @@ func renderOne(ctx context.Context, md *render.Metadata, t template, accounts co
 	} else if st, err := os.Stat(ctlPath); err == nil && st.Mode().IsRegular() {
 		data, err := os.ReadFile(ctlPath)
 		if err != nil {
-			return rendered{err: &templateError{"could not read " + ctlPath + ": " + err.Error(), t.in}}
+			return ctl, &templateError{"could not read " + ctlPath + ": " + err.Error(), t.in}
 		}
 		ctl, err = control.Parse(data, accounts)
 		if err != nil {
@@ -133,20 +175,18 @@ func renderOne(ctx context.Context, md *render.Metadata, t template, accounts co
 			if msg == "header is not a dict" {
 				msg += ": " + t.in
 			}
-			return rendered{err: &templateError{msg, t.in}}
+			return ctl, &templateError{msg, t.in}
 		}
 	}
-	return rendered{file: writer.File{
-		Path: t.out, Body: body, Mode: ctl.Mode, UID: ctl.Owner, GID: ctl.Group, AllowEmpty: ctl.AllowEmpty,
-	}}
+	return ctl, nil
 }
 
 // walkTemplates lists the templates under root as Python's os.walk does:
 // hidden entries included, symlinks to files followed, symlinks to
 // directories not descended into, control files skipped, unreadable
 // directories silently left out. Names are sorted for a stable order.
-func walkTemplates(root, output string) []template {
-	var out []template
+func walkTemplates(root, output string) []*template {
+	var out []*template
 	var walk func(dir string)
 	walk = func(dir string) {
 		entries, err := os.ReadDir(dir) // sorted by name
@@ -172,7 +212,7 @@ func walkTemplates(root, output string) []template {
 				continue
 			}
 			rel := pypath.Join(strings.TrimPrefix(dir, root), name)
-			out = append(out, template{
+			out = append(out, &template{
 				in:         path,
 				out:        pypath.Join(output, strings.TrimPrefix(rel, "/")),
 				hasControl: names[name+control.Suffix],

@@ -74,18 +74,40 @@ func NewMetadata(cfg jsondoc.Value) *Metadata {
 	}
 }
 
+// Source is a template file as read, before any metadata is needed: its
+// text, or that it is executable, or why it could not be read.
+type Source struct {
+	path       string
+	data       []byte
+	executable bool
+	err        error
+}
+
+// Load reads the template file at path. What it finds (a read error
+// included) is reported only when the source is rendered, so templates
+// can be read ahead, while the metadata is still being parsed.
+func Load(path string) *Source {
+	data, executable, err := readTemplate(path)
+	return &Source{path: path, data: data, executable: executable, err: err}
+}
+
 // Template renders the template file at path.
 func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
-	data, executable, err := readTemplate(path)
-	if executable {
-		return m.execute(ctx, path)
+	return m.Render(ctx, Load(path))
+}
+
+// Render renders a loaded template: runs it if executable, else renders
+// its text as mustache.
+func (m *Metadata) Render(ctx context.Context, s *Source) ([]byte, error) {
+	if s.executable {
+		return m.execute(ctx, s.path)
 	}
-	if err != nil {
-		return nil, &Error{Msg: "could not render moustache template " + path, Detail: pyerr.ErrorString(err, path)}
+	if s.err != nil {
+		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: pyerr.ErrorString(s.err, s.path)}
 	}
-	body, err := m.Mustache(data)
+	body, err := m.Mustache(s.data)
 	if err != nil {
-		return nil, &Error{Msg: "could not render moustache template " + path, Detail: err.Error()}
+		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: err.Error()}
 	}
 	return body, nil
 }
