@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tripleo-go/agent/internal/logging"
 )
@@ -289,4 +292,47 @@ func TestControlModeAndOwnerOnNewAndExistingFiles(t *testing.T) {
 	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
 		t.Fatalf("existing file mode %v", st.Mode())
 	}
+}
+
+// A file that fails while the staged files are written in parallel (its
+// directories made, its staging file not creatable) leaves what a loop
+// in order would have: no staged file anywhere, its own directories and
+// those before it, none of a later file's, no target replaced; and the
+// error names it, not a later failure.
+func TestFailedParallelWriteRemovesLaterDirectories(t *testing.T) {
+	dir := t.TempDir()
+	// A directory whose path leaves room for the target's name but not
+	// for a staging file's: creating the staging file fails with
+	// ENAMETOOLONG, even for root.
+	const want = unix.PathMax - 20
+	long := dir
+	for len(long) < want {
+		long = filepath.Join(long, strings.Repeat("d", min(200, want-len(long)-1)))
+	}
+	failing := filepath.Join(long, "f")
+	good := filepath.Join(dir, "good.conf")
+	os.WriteFile(good, []byte("old"), 0o644)
+	later := filepath.Join(dir, "later", "a", "2.conf")
+	alsoBad := filepath.Join(long+"x", "g") // fails too, later
+	_, err := Apply([]File{file(good, "new"), file(failing, "x"), file(later, "2"), file(alsoBad, "y")}, logging.Discard)
+	if we, ok := err.(*Error); !ok || we.Path != failing {
+		t.Fatalf("error does not name the first failing file: %v", err)
+	}
+	if mustRead(t, good) != "old" {
+		t.Error("good.conf was replaced")
+	}
+	if _, err := os.Stat(long); err != nil {
+		t.Errorf("the failing file's directory was removed: %v", err)
+	}
+	for _, d := range []string{filepath.Join(dir, "later"), long + "x"} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s: a later file's directory was left: %v", d, err)
+		}
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && stagePattern.MatchString(d.Name()) {
+			t.Errorf("staged file left: %s", p)
+		}
+		return nil
+	})
 }
