@@ -65,9 +65,11 @@ type Metadata struct {
 // NewMetadata prepares cfg (a decoded JSON object) for rendering.
 func NewMetadata(cfg jsondoc.Value) *Metadata {
 	vb := newViewBuilder()
+	view := vb.view(cfg)
+	vb.texts = make([]dictText, len(vb.dicts))
 	return &Metadata{
 		vb:        vb,
-		view:      vb.view(cfg),
+		view:      view,
 		stdin:     sync.OnceValue(func() []byte { return []byte(jsondoc.Dumps(cfg)) }),
 		timeout:   ExecTimeout,
 		maxOutput: MaxExecOutput,
