@@ -210,6 +210,12 @@ func readTemplate(path string) (data []byte, executable bool, err error) {
 			return data, false, nil
 		}
 		data = data[:len(data)+n]
+		if len(data) == int(st.Size) {
+			// As long as fstat said: a regular file's read stops short
+			// only at its end, and a read more to see it costs as much
+			// as this one.
+			return data, false, nil
+		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}

@@ -9,9 +9,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tripleo-go/agent/internal/pypath"
 )
 
 // Staged files live beside their targets until the renames, and a killed
@@ -24,7 +27,11 @@ import (
 // from a running writer's files.
 const stagePrefix = ".os-apply-config-"
 
-var stagePattern = regexp.MustCompile(`^\.os-apply-config-([0-9]+)-[a-z0-9_]{8}\.tmp$`)
+// stagePattern is compiled when first needed: most runs write nothing,
+// and every program of the multi-call binary would pay for it at start.
+var stagePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\.os-apply-config-([0-9]+)-[a-z0-9_]{8}\.tmp$`)
+})
 
 func stageName(pid int) string {
 	return stagePrefix + strconv.Itoa(pid) + "-" + randomSuffix() + ".tmp"
@@ -61,14 +68,16 @@ func sweepLeftovers(plan []planned, log *slog.Logger) {
 // cut the PIDs start again from 1, so a staged file's PID is often alive
 // again, another process's or this one's: see deadWriter.
 func removeLeftovers(dir string) (removed []string) {
-	f, err := os.Open(dir)
+	entries, err := pypath.ScanDir(dir)
 	if err != nil {
 		return nil
 	}
-	names, _ := f.Readdirnames(-1)
-	f.Close()
-	for _, name := range names {
-		m := stagePattern.FindStringSubmatch(name)
+	for _, e := range entries {
+		name := e.Name
+		if !strings.HasPrefix(name, stagePrefix) {
+			continue
+		}
+		m := stagePattern().FindStringSubmatch(name)
 		if m == nil {
 			continue
 		}

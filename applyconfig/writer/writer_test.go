@@ -330,7 +330,7 @@ func TestFailedParallelWriteRemovesLaterDirectories(t *testing.T) {
 		}
 	}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && stagePattern.MatchString(d.Name()) {
+		if err == nil && stagePattern().MatchString(d.Name()) {
 			t.Errorf("staged file left: %s", p)
 		}
 		return nil
