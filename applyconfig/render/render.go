@@ -134,13 +134,21 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	if err != nil {
 		return nil, oneLine{parseError(src, err)}
 	}
-	out := &output{vb: m.vb}
-	out.buf.Grow(len(src))
+	out := outputs.Get().(*output)
+	defer outputs.Put(out)
+	out.vb = m.vb
+	out.buf.Reset()
 	if err := tmpl.FRender(out, m.view); err != nil {
 		return nil, oneLine{err}
 	}
-	return out.buf.Bytes(), nil
+	// The body is kept until every template is rendered: its exact size,
+	// not the buffer's doubled capacity (a first render's bodies are
+	// several MB, and what the heap holds it first faults in).
+	return bytes.Clone(out.buf.Bytes()), nil
 }
+
+// outputs are the render buffers, reused from template to template.
+var outputs = sync.Pool{New: func() any { return new(output) }}
 
 // oneLine keeps an error on one log line: the names of tags it quotes
 // may hold line breaks ("{{#a\nb}}").
