@@ -154,7 +154,7 @@ func benchmark(ctx context.Context, cfg config, stdout, stderr io.Writer) (err e
 		}
 		results = append(results, res)
 	}
-	printReport(stdout, c, results)
+	printReport(stdout, c, results, fsType(workdir))
 	if len(mismatched) > 0 {
 		return fmt.Errorf("OUTPUT MISMATCH in case(s) %s", strings.Join(mismatched, ", "))
 	}

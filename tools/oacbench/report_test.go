@@ -67,7 +67,7 @@ func TestPrintReportTargets(t *testing.T) {
 		{name: "fresh", ref: ms(1200), ours: ms(60), floor: ms(30)},  // 2x the floor
 		{name: "steady", ref: ms(1200), ours: ms(40), floor: ms(10)}, // 4x the floor
 		{name: "other", ref: ms(1200), ours: ms(40)},                 // no floor
-	})
+	}, "tmpfs")
 	out := b.String()
 	for _, want := range []string{"ours/floor <= 3x PASS", "ours/floor <= 3x MISS", "ours peak RSS <= 20 MiB MISS", "1000 templates",
 		"2.0x", "4.0x", "40.0x", "120.0x"} {
@@ -77,5 +77,32 @@ func TestPrintReportTargets(t *testing.T) {
 	}
 	if strings.Count(out, "ours/floor <= 3x") != 2 {
 		t.Errorf("a case without a floor got a speed verdict:\n%s", out)
+	}
+}
+
+// Each target is also one TARGET line, named by case and filesystem, for
+// the summary of make bench; a case without a floor has none.
+func TestPrintReportTargetLines(t *testing.T) {
+	for fs, label := range map[string]string{"tmpfs": "tmpfs", "ext2/3/4": "disk", "xfs": "disk"} {
+		var b bytes.Buffer
+		printReport(&b, buildCorpus(1), []caseResult{
+			{name: "fresh", ref: ms(1200), ours: ms(60), floor: ms(30)},
+			{name: "steady", ref: ms(1200), ours: ms(19), floor: ms(5)},
+			{name: "other", ref: ms(1200), ours: ms(40)},
+		}, fs)
+		var got []string
+		for _, line := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(line, "TARGET ") {
+				got = append(got, line)
+			}
+		}
+		want := []string{
+			"TARGET os-apply-config/fresh-" + label + "-over-floor measured=2.0x goal=<=3x PASS",
+			"TARGET os-apply-config/steady-" + label + "-over-floor measured=3.8x goal=<=3x MISS",
+			"TARGET os-apply-config/peak-rss-" + label + " measured=60.0MiB goal=<=20MiB MISS",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: TARGET lines\n%s\nwant\n%s", fs, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
