@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -45,8 +46,9 @@ func forEach(n int, fn func(i int) error) (int, error) {
 // made first, in order, on one goroutine; the files are then written in
 // parallel. On failure it leaves what a loop in order would have: no
 // staged file, and only the directories of the files up to the failing one.
-func stage(plan []planned, dirs *dirSet, pid int) error {
+func stage(plan []planned, dirs *dirSet, pid int, log *slog.Logger) error {
 	var writes []int
+	umask := uint32(0)
 	failAt, err := len(plan), error(nil)
 	for i := range plan {
 		p := &plan[i]
@@ -60,9 +62,21 @@ func stage(plan []planned, dirs *dirSet, pid int) error {
 		}
 		writes = append(writes, i)
 	}
+	if len(writes) > 0 {
+		umask = currentUmask()
+	}
+	if err == nil {
+		// After the directories are made: those this run made hold no
+		// leftovers, and a first render need not list them.
+		made := make(map[string]bool, len(dirs.made))
+		for _, m := range dirs.made {
+			made[m.path] = true
+		}
+		sweepLeftovers(plan, made, log)
+	}
 	if k, wErr := forEach(len(writes), func(j int) error {
 		p := &plan[writes[j]]
-		tmp, err := writeTemp(p, pid)
+		tmp, err := writeTemp(p, pid, umask)
 		if err != nil {
 			return &Error{Path: p.Path, Err: err}
 		}

@@ -38,11 +38,11 @@ func stageName(pid int) string {
 }
 
 // sweepLeftovers removes dead writers' staged files from every directory
-// of the plan: a run killed part way left them, and this run is the one
+// of the plan that this run did not make: a run killed part way left them, and this run is the one
 // that completes its work. A staged file was never renamed, so its target
 // still differs and this run writes: a run with nothing to write (most
 // runs of a node's life) skips the sweep and its directory reads.
-func sweepLeftovers(plan []planned, log *slog.Logger) {
+func sweepLeftovers(plan []planned, made map[string]bool, log *slog.Logger) {
 	writes := false
 	for i := range plan {
 		writes = writes || plan[i].act == actWrite || plan[i].act == actDelete
@@ -53,7 +53,7 @@ func sweepLeftovers(plan []planned, log *slog.Logger) {
 	seen := map[string]bool{}
 	for i := range plan {
 		dir := filepath.Dir(plan[i].Path)
-		if seen[dir] {
+		if seen[dir] || made[dir] {
 			continue
 		}
 		seen[dir] = true

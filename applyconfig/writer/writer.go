@@ -24,6 +24,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -86,10 +88,8 @@ func Apply(files []File, log *slog.Logger) (Result, error) {
 	}); err != nil {
 		return res, err
 	}
-	sweepLeftovers(plan, log)
-
 	dirs := newDirSet()
-	if err := stage(plan, dirs, os.Getpid()); err != nil {
+	if err := stage(plan, dirs, os.Getpid(), log); err != nil {
 		return res, err
 	}
 
@@ -205,6 +205,24 @@ func readExactly(path string, n int) ([]byte, error) {
 	return buf[:got], nil
 }
 
+// currentUmask is the process's umask, read from /proc: umask(2) cannot
+// read it without setting it, for every thread at once. All bits (no
+// file created with its final mode) when /proc does not say.
+func currentUmask() uint32 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o777
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return uint32(m)
+			}
+		}
+	}
+	return 0o777
+}
+
 func syncDirFS(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -216,14 +234,22 @@ func syncDirFS(dir string) error {
 
 // writeTemp writes p's body to a new staging file in the target's
 // directory, which exists (see stageName), and returns its path.
-func writeTemp(p *planned, pid int) (string, error) {
+func writeTemp(p *planned, pid int, umask uint32) (string, error) {
 	dir := filepath.Dir(p.Path)
+	// A file is created with its final mode when the umask leaves all of
+	// it and it has no set-id or sticky bit (which chown would clear, and
+	// which must come with an explicit chmod): no fchmod per file.
+	created := p.mode&^0o777 == 0 && p.mode&umask == 0
+	createMode := uint32(0o600)
+	if created {
+		createMode = p.mode
+	}
 	var fd int
 	var name string
 	for try := 0; ; try++ {
 		name = filepath.Join(dir, stageName(pid))
 		var err error
-		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, createMode)
 		if err == nil {
 			break
 		}
@@ -247,8 +273,10 @@ func writeTemp(p *planned, pid int) (string, error) {
 		body = body[n:]
 	}
 	// chmod before chown, as the reference does (chown clears set-id bits).
-	if err := unix.Fchmod(fd, p.mode); err != nil {
-		return fail(&fs.PathError{Op: "chmod", Path: name, Err: err})
+	if !created {
+		if err := unix.Fchmod(fd, p.mode); err != nil {
+			return fail(&fs.PathError{Op: "chmod", Path: name, Err: err})
+		}
 	}
 	if p.UID >= 0 || p.GID >= 0 {
 		if err := unix.Fchown(fd, p.UID, p.GID); err != nil {
@@ -338,19 +366,29 @@ func (d *dirSet) mkdirAll(dir string) error {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
 	} else {
-		if parent := filepath.Dir(dir); parent != dir {
+		parent := filepath.Dir(dir)
+		if parent != dir {
 			if err := d.mkdirAll(parent); err != nil {
 				return err
 			}
 		}
-		if err := os.Mkdir(dir, 0o777); err == nil {
-			d.made = append(d.made, madeDir{dir, d.by})
-		} else if !errors.Is(err, fs.ErrExist) {
+		err := os.Mkdir(dir, 0o777)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		d.add(filepath.Dir(dir))
-		if err := unix.Stat(dir, &st); err != nil {
-			return err
+		d.add(parent)
+		if dev, ok := d.exists[parent]; ok && err == nil {
+			// Made here: on its parent's filesystem (nothing is mounted
+			// on it yet), no stat needed.
+			d.made = append(d.made, madeDir{dir, d.by})
+			st.Dev = dev
+		} else {
+			if err == nil {
+				d.made = append(d.made, madeDir{dir, d.by})
+			}
+			if err := unix.Stat(dir, &st); err != nil {
+				return err
+			}
 		}
 	}
 	d.exists[dir] = st.Dev

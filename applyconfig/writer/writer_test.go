@@ -336,3 +336,30 @@ func TestFailedParallelWriteRemovesLaterDirectories(t *testing.T) {
 		return nil
 	})
 }
+
+// A file gets exactly its mode whatever the umask: created with it when
+// the umask leaves all of it, else through a chmod; set-id bits always
+// through a chmod.
+func TestModeIsExactUnderAnyUmask(t *testing.T) {
+	for _, tc := range []struct {
+		umask int
+		mode  uint32
+	}{{0o022, 0o644}, {0o022, 0o640}, {0o077, 0o644}, {0o022, 0o666}, {0o000, 0o4755}, {0o022, 0o2644}, {0o027, 0o400}} {
+		old := unix.Umask(tc.umask)
+		dir := t.TempDir()
+		f := file(filepath.Join(dir, "new.conf"), "x")
+		f.Mode = tc.mode
+		_, err := Apply([]File{f}, logging.Discard)
+		unix.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(f.Path, &st); err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode & 0o7777; got != tc.mode {
+			t.Errorf("umask %04o, mode %04o: file has %04o", tc.umask, tc.mode, got)
+		}
+	}
+}
