@@ -86,6 +86,8 @@ type options struct {
 	key, keyType, keyDefault         string
 	hasKeyDefault                    bool
 	booleanKey, osConfigFiles, logTo string
+	// batchLog makes the logger for putting files in place (batchlog.go).
+	batchLog func() (*slog.Logger, func())
 }
 
 // Run runs os-apply-config with args (without the program name). Every
@@ -156,6 +158,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		logOpts.Extra = f
 	}
 	log := logging.New(env.Stderr, logOpts)
+	opts.batchLog = func() (*slog.Logger, func()) { return batchedLogger(log, env.Stderr, logOpts) }
 
 	fail := func(err error) error {
 		log.Error(err.Error())

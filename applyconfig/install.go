@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tripleo-go/agent/applyconfig/control"
 	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/applyconfig/render"
@@ -25,10 +27,25 @@ import (
 // files in one batch.
 
 // template is one template file, where its output goes, and whether its
-// directory lists a control file for it.
+// directory lists a control file for it; once loaded, its source and
+// control settings (or the error rendering it will report).
 type template struct {
 	in, out    string
 	hasControl bool
+
+	once   sync.Once
+	src    *render.Source
+	ctl    control.Control
+	ctlErr *templateError
+}
+
+// load reads the template and its control file, once, by whichever comes
+// first: the reader ahead or a render worker.
+func (t *template) load(accounts control.Accounts) {
+	t.once.Do(func() {
+		t.src = render.Load(t.in)
+		t.ctl, t.ctlErr = loadControl(t, accounts)
+	})
 }
 
 // rendered is a template's outcome.
@@ -39,15 +56,33 @@ type rendered struct {
 }
 
 func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
+	// The template tree is listed, and templates are read, while the
+	// metadata is parsed: the one waits on system calls, the other on the
+	// CPU, and before the render the second core would have nothing to do.
+	walked := make(chan []*template, 1)
+	parsed := make(chan struct{})
+	go func() {
+		templates := walkTemplates(o.templates, o.output)
+		walked <- templates
+		for _, t := range templates {
+			select {
+			case <-parsed:
+				return // the render workers load the rest
+			default:
+				t.load(env.Accounts)
+			}
+		}
+	}()
 	cfg, err := o.readMetadata()
 	if err == nil {
 		cfg, err = metadata.Subhash(cfg, o.subhash)
 	}
+	close(parsed)
 	if err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
-	templates := walkTemplates(o.templates, o.output)
+	templates := <-walked
 	results := renderAll(ctx, render.NewMetadata(cfg), templates, env.Accounts)
 	files := make([]writer.File, 0, len(results))
 	for _, r := range results {
@@ -64,7 +99,12 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 		log.Info("success")
 		return nil
 	}
-	res, err := writer.Apply(files, log)
+	applyLog, flush := log, func() {}
+	if o.batchLog != nil {
+		applyLog, flush = o.batchLog()
+	}
+	res, err := writer.Apply(files, applyLog)
+	flush()
 	if err != nil {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
@@ -78,7 +118,7 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 // in template order so the first error is the reference's first error.
 // Workers take the next index from a counter: a channel hand-off per
 // template cost a wake-up each.
-func renderAll(ctx context.Context, md *render.Metadata, templates []template, accounts control.Accounts) []rendered {
+func renderAll(ctx context.Context, md *render.Metadata, templates []*template, accounts control.Accounts) []rendered {
 	results := make([]rendered, len(templates))
 	var next atomic.Int64
 	work := func() {
@@ -105,8 +145,10 @@ type templateError struct{ msg, path string }
 
 func (e *templateError) Error() string { return jsondoc.PyReprTuple(e.msg, e.path) }
 
-func renderOne(ctx context.Context, md *render.Metadata, t template, accounts control.Accounts) rendered {
-	body, err := md.Template(ctx, t.in)
+func renderOne(ctx context.Context, md *render.Metadata, t *template, accounts control.Accounts) rendered {
+	t.load(accounts)
+	body, err := md.Render(ctx, t.src)
+	t.src = nil // rendered: its text is garbage now
 	if err != nil {
 		var re *render.Error
 		if errors.As(err, &re) {
@@ -114,50 +156,93 @@ func renderOne(ctx context.Context, md *render.Metadata, t template, accounts co
 		}
 		return rendered{err: &templateError{err.Error(), t.in}}
 	}
+	if t.ctlErr != nil {
+		return rendered{err: t.ctlErr}
+	}
+	ctl := t.ctl
+	return rendered{file: writer.File{
+		Path: t.out, Body: body, Mode: ctl.Mode, UID: ctl.Owner, GID: ctl.Group, AllowEmpty: ctl.AllowEmpty,
+	}}
+}
+
+// loadControl reads and parses the template's control file, if it has one.
+func loadControl(t *template, accounts control.Accounts) (control.Control, *templateError) {
 	ctl := control.Default()
 	ctlPath := t.in + control.Suffix
 	if !t.hasControl {
 		// No such name in the directory listing: no stat needed.
-	} else if st, err := os.Stat(ctlPath); err == nil && st.Mode().IsRegular() {
-		data, err := os.ReadFile(ctlPath)
-		if err != nil {
-			return rendered{err: &templateError{"could not read " + ctlPath + ": " + err.Error(), t.in}}
-		}
+	} else if data, regular, err := readControl(ctlPath); err != nil {
+		return ctl, &templateError{"could not read " + ctlPath + ": " + err.Error(), t.in}
+	} else if regular {
 		ctl, err = control.Parse(data, accounts)
 		if err != nil {
 			msg := err.Error()
 			if msg == "header is not a dict" {
 				msg += ": " + t.in
 			}
-			return rendered{err: &templateError{msg, t.in}}
+			return ctl, &templateError{msg, t.in}
 		}
 	}
-	return rendered{file: writer.File{
-		Path: t.out, Body: body, Mode: ctl.Mode, UID: ctl.Owner, GID: ctl.Group, AllowEmpty: ctl.AllowEmpty,
-	}}
+	return ctl, nil
+}
+
+// readControl reads a control file if it is a regular file (following
+// links); what is not one, or is not there, is no control file. Open,
+// fstat and read spare the stat before the open (a few hundred control
+// files on each run); if the open fails, the stat decides as before.
+func readControl(path string) (data []byte, regular bool, err error) {
+	fd, openErr := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if openErr != nil {
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+			return nil, false, nil
+		}
+		return nil, true, &fs.PathError{Op: "open", Path: path, Err: openErr}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, false, nil
+	}
+	data = make([]byte, 0, st.Size+1)
+	for {
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, true, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		data = data[:len(data)+n]
+		if n == 0 || len(data) == int(st.Size) {
+			return data, true, nil // see render.readTemplate
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // walkTemplates lists the templates under root as Python's os.walk does:
 // hidden entries included, symlinks to files followed, symlinks to
 // directories not descended into, control files skipped, unreadable
 // directories silently left out. Names are sorted for a stable order.
-func walkTemplates(root, output string) []template {
-	var out []template
+func walkTemplates(root, output string) []*template {
+	var out []*template
 	var walk func(dir string)
 	walk = func(dir string) {
-		entries, err := os.ReadDir(dir) // sorted by name
+		entries, err := pypath.ScanDir(dir) // sorted by name
 		if err != nil {
 			return
 		}
 		names := make(map[string]bool, len(entries))
 		for _, e := range entries {
-			names[e.Name()] = true
+			names[e.Name] = true
 		}
 		var subdirs []string
 		for _, e := range entries {
-			name := e.Name()
+			name := e.Name
 			path := pypath.Join(dir, name)
-			switch typ := e.Type(); {
+			switch typ := e.Type; {
 			case typ.IsDir():
 				subdirs = append(subdirs, path)
 				continue
@@ -168,7 +253,7 @@ func walkTemplates(root, output string) []template {
 				continue
 			}
 			rel := pypath.Join(strings.TrimPrefix(dir, root), name)
-			out = append(out, template{
+			out = append(out, &template{
 				in:         path,
 				out:        pypath.Join(output, strings.TrimPrefix(rel, "/")),
 				hasControl: names[name+control.Suffix],

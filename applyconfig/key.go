@@ -64,15 +64,17 @@ func booleanKey(o options, log *slog.Logger) error {
 
 // Python's re.match anchors at the start; its "$" also matches before a
 // final newline, hence "\n?$" below. \d is any Unicode digit in Python.
-var keyTypes = map[string]*regexp.Regexp{
-	"int":          regexp.MustCompile(`^[0-9]+\n?$`),
-	"default":      regexp.MustCompile(`^[A-Za-z0-9_]*\n?$`),
-	"netaddress":   regexp.MustCompile(`^[A-Za-z0-9/.:-]*\n?$`),
-	"netdevice":    regexp.MustCompile(`^[A-Za-z0-9/.:-]*\n?$`),
-	"dsn":          regexp.MustCompile(`^[a-zA-Z0-9]+://([a-zA-Z0-9+_-]+(:[^@]+)?)?(@?[a-zA-Z0-9/_.-]+)?(/[a-zA-Z0-9_-]+)?(\?[a-zA-Z0-9=_-]+)?\n?$`),
-	"swiftdevices": regexp.MustCompile(`^(r\p{Nd}+z\p{Nd}+-[A-Za-z0-9.-_]+:%PORT%/[^,]+,?)+\n?$`),
-	"username":     regexp.MustCompile(`^[A-Za-z0-9_-]+\n?$`),
-	"raw":          regexp.MustCompile(``),
+// Only --type's pattern is compiled, when used: not every run of every
+// program of the binary.
+var keyTypes = map[string]string{
+	"int":          `^[0-9]+\n?$`,
+	"default":      `^[A-Za-z0-9_]*\n?$`,
+	"netaddress":   `^[A-Za-z0-9/.:-]*\n?$`,
+	"netdevice":    `^[A-Za-z0-9/.:-]*\n?$`,
+	"dsn":          `^[a-zA-Z0-9]+://([a-zA-Z0-9+_-]+(:[^@]+)?)?(@?[a-zA-Z0-9/_.-]+)?(/[a-zA-Z0-9_-]+)?(\?[a-zA-Z0-9=_-]+)?\n?$`,
+	"swiftdevices": `^(r\p{Nd}+z\p{Nd}+-[A-Za-z0-9.-_]+:%PORT%/[^,]+,?)+\n?$`,
+	"username":     `^[A-Za-z0-9_-]+\n?$`,
+	"raw":          ``,
 }
 
 func typeNames() []string {
@@ -85,11 +87,11 @@ func typeNames() []string {
 }
 
 func checkType(value, typeName string) error {
-	re, ok := keyTypes[typeName]
+	pattern, ok := keyTypes[typeName]
 	if !ok {
 		return fmt.Errorf("requested validation of unknown type: %s (valid types: %s)", typeName, strings.Join(typeNames(), ", "))
 	}
-	if !re.MatchString(value) {
+	if !regexp.MustCompile(pattern).MatchString(value) {
 		return fmt.Errorf("cannot interpret value '%s' as type %s", value, typeName)
 	}
 	return nil

@@ -65,27 +65,51 @@ type Metadata struct {
 // NewMetadata prepares cfg (a decoded JSON object) for rendering.
 func NewMetadata(cfg jsondoc.Value) *Metadata {
 	vb := newViewBuilder()
+	view := vb.view(cfg)
+	vb.texts = make([]dictText, len(vb.dicts))
 	return &Metadata{
 		vb:        vb,
-		view:      vb.view(cfg),
+		view:      view,
 		stdin:     sync.OnceValue(func() []byte { return []byte(jsondoc.Dumps(cfg)) }),
 		timeout:   ExecTimeout,
 		maxOutput: MaxExecOutput,
 	}
 }
 
+// Source is a template file as read, before any metadata is needed: its
+// text, or that it is executable, or why it could not be read.
+type Source struct {
+	path       string
+	data       []byte
+	executable bool
+	err        error
+}
+
+// Load reads the template file at path. What it finds (a read error
+// included) is reported only when the source is rendered, so templates
+// can be read ahead, while the metadata is still being parsed.
+func Load(path string) *Source {
+	data, executable, err := readTemplate(path)
+	return &Source{path: path, data: data, executable: executable, err: err}
+}
+
 // Template renders the template file at path.
 func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
-	data, executable, err := readTemplate(path)
-	if executable {
-		return m.execute(ctx, path)
+	return m.Render(ctx, Load(path))
+}
+
+// Render renders a loaded template: runs it if executable, else renders
+// its text as mustache.
+func (m *Metadata) Render(ctx context.Context, s *Source) ([]byte, error) {
+	if s.executable {
+		return m.execute(ctx, s.path)
 	}
-	if err != nil {
-		return nil, &Error{Msg: "could not render moustache template " + path, Detail: pyerr.ErrorString(err, path)}
+	if s.err != nil {
+		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: pyerr.ErrorString(s.err, s.path)}
 	}
-	body, err := m.Mustache(data)
+	body, err := m.Mustache(s.data)
 	if err != nil {
-		return nil, &Error{Msg: "could not render moustache template " + path, Detail: err.Error()}
+		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: err.Error()}
 	}
 	return body, nil
 }
@@ -110,13 +134,21 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	if err != nil {
 		return nil, oneLine{parseError(src, err)}
 	}
-	out := &output{vb: m.vb}
-	out.buf.Grow(len(src))
+	out := outputs.Get().(*output)
+	defer outputs.Put(out)
+	out.vb = m.vb
+	out.buf.Reset()
 	if err := tmpl.FRender(out, m.view); err != nil {
 		return nil, oneLine{err}
 	}
-	return out.buf.Bytes(), nil
+	// The body is kept until every template is rendered: its exact size,
+	// not the buffer's doubled capacity (a first render's bodies are
+	// several MB, and what the heap holds it first faults in).
+	return bytes.Clone(out.buf.Bytes()), nil
 }
+
+// outputs are the render buffers, reused from template to template.
+var outputs = sync.Pool{New: func() any { return new(output) }}
 
 // oneLine keeps an error on one log line: the names of tags it quotes
 // may hold line breaks ("{{#a\nb}}").
@@ -186,6 +218,12 @@ func readTemplate(path string) (data []byte, executable bool, err error) {
 			return data, false, nil
 		}
 		data = data[:len(data)+n]
+		if len(data) == int(st.Size) {
+			// As long as fstat said: a regular file's read stops short
+			// only at its end, and a read more to see it costs as much
+			// as this one.
+			return data, false, nil
+		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}

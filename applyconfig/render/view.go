@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
@@ -29,16 +30,24 @@ import (
 //     become contexts (dicts, and truthy values pushed by a section) have no
 //     methods, and print correctly through plain fmt: bool prints
 //     true/false, a number is its Python text in a string kind.
-//   - Dicts print as fmt prints a map. Each dict holds, under the key ""
-//     (which fmt sorts first), a ref whose Format writes a sentinel with
-//     the dict's number; the writer that receives the library's output
-//     replaces a printed map that starts with a sentinel by json.dumps of
-//     that dict, and drops a bare sentinel. Template names never reach the
-//     "" entry except through the malformed "a." form; a metadata key ""
-//     cannot be looked up in templates (pystache could, through "a.").
+//   - Dicts print as fmt prints a pointer to a map: "&map[...]". Each
+//     dict holds, under the key "" (which fmt sorts first), a ref whose
+//     Format writes a sentinel with the dict's number; the writer that
+//     receives the library's output replaces a printed map that starts
+//     with a sentinel by json.dumps of that dict (made once per dict), and
+//     drops a bare sentinel. Template names never reach the "" entry
+//     except through the malformed "a." form; a metadata key "" cannot be
+//     looked up in templates (pystache could, through "a.").
+//   - Dicts are pointers so that printing one stays shallow: fmt prints a
+//     pointer nested in a map as an address, where it would print a
+//     nested map whole, only for the writer to throw the text away.
+//   - Lists print their JSON, made once per list: it is kept past the
+//     list's end, in a slot of its backing array that the library (which
+//     goes by the length) never sees.
 //   - Falsy values (never pushed as contexts) print through Format methods.
 
 // dict is a non-empty JSON object: its view entries plus the ref under "".
+// The view holds *dict (see above).
 type dict map[string]any
 
 const refKey = ""
@@ -61,8 +70,23 @@ const sentinelEnd = "\x00"
 // emptyDict is {}: a nil map, falsy.
 type emptyDict map[string]any
 
-// list is a JSON array.
+// list is a JSON array; its backing array holds a *listInfo past its end.
 type list []any
+
+// listInfo is a list's JSON value and, once printed, its text.
+type listInfo struct {
+	arr  []jsondoc.Value
+	once sync.Once
+	text string
+}
+
+func (l list) info() *listInfo { return l[:len(l)+1][len(l)].(*listInfo) }
+
+// dictText is a dict's json.dumps, made the first time it is printed.
+type dictText struct {
+	once sync.Once
+	text string
+}
 
 // number is a non-zero JSON number, as its Python text.
 type number string
@@ -89,6 +113,7 @@ const blankKey = "."
 type viewBuilder struct {
 	nonce string // "\x00dict-<random>-": cannot occur in templates or metadata by chance
 	dicts []*jsondoc.Object
+	texts []dictText // built after the view, one per dict
 }
 
 func newViewBuilder() *viewBuilder {
@@ -112,12 +137,13 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 		}
 		d[refKey] = ref{id: len(vb.dicts), nonce: vb.nonce, obj: x}
 		vb.dicts = append(vb.dicts, x)
-		return d
+		return &d
 	case []jsondoc.Value:
-		l := make(list, len(x))
+		l := make(list, len(x), len(x)+1)
 		for i, item := range x {
 			l[i] = vb.view(item)
 		}
+		l[:len(x)+1][len(x)] = &listInfo{arr: x}
 		return l
 	case string:
 		if x != "" && strings.TrimSpace(x) == "" {
@@ -146,16 +172,12 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 // toJSON recovers the JSON value a view stands for.
 func toJSON(v any) jsondoc.Value {
 	switch x := v.(type) {
-	case dict:
-		return x[refKey].(ref).obj
+	case *dict:
+		return (*x)[refKey].(ref).obj
 	case emptyDict:
 		return jsondoc.NewObject(0)
 	case list:
-		out := make([]jsondoc.Value, len(x))
-		for i, item := range x {
-			out[i] = toJSON(item)
-		}
-		return out
+		return x.info().arr
 	case string:
 		return x
 	case blankString:
@@ -182,12 +204,15 @@ type output struct {
 }
 
 func (o *output) Write(p []byte) (int, error) {
-	if i := bytes.Index(p, []byte(o.vb.nonce)); i >= 0 && (i == 0 || bytes.HasPrefix(p, []byte("map[:"))) {
+	if bytes.IndexByte(p, 0) < 0 { // the common case: no sentinel
+		return o.buf.Write(p)
+	}
+	if i := bytes.Index(p, []byte(o.vb.nonce)); i >= 0 && (i == 0 || bytes.HasPrefix(p, []byte("&map[:"))) {
 		rest := p[i+len(o.vb.nonce):]
 		if end := bytes.IndexByte(rest, 0); end > 0 {
 			if id, err := strconv.Atoi(string(rest[:end])); err == nil && id < len(o.vb.dicts) {
 				if i > 0 { // a printed dict; a bare ref (from "a.") prints nothing
-					o.buf.WriteString(jsondoc.Dumps(o.vb.dicts[id]))
+					o.buf.WriteString(o.vb.dictText(id))
 				}
 				return len(p), nil
 			}
@@ -196,8 +221,19 @@ func (o *output) Write(p []byte) (int, error) {
 	return o.buf.Write(p)
 }
 
+// dictText is json.dumps of dict number id; workers share it.
+func (vb *viewBuilder) dictText(id int) string {
+	t := &vb.texts[id]
+	t.once.Do(func() { t.text = jsondoc.Dumps(vb.dicts[id]) })
+	return t.text
+}
+
 // The falsy types and the rarely-context ones print through Format.
-func (l list) Format(f fmt.State, _ rune)        { io.WriteString(f, jsondoc.Dumps(toJSON(l))) }
+func (l list) Format(f fmt.State, _ rune) {
+	info := l.info()
+	info.once.Do(func() { info.text = jsondoc.Dumps(info.arr) })
+	io.WriteString(f, info.text)
+}
 func (emptyDict) Format(f fmt.State, _ rune)     { io.WriteString(f, "{}") }
 func (zeroInt) Format(f fmt.State, _ rune)       { io.WriteString(f, "0") }
 func (zeroFloat) Format(f fmt.State, _ rune)     { io.WriteString(f, "0.0") }

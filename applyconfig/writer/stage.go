@@ -9,9 +9,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tripleo-go/agent/internal/pypath"
 )
 
 // Staged files live beside their targets until the renames, and a killed
@@ -24,18 +27,22 @@ import (
 // from a running writer's files.
 const stagePrefix = ".os-apply-config-"
 
-var stagePattern = regexp.MustCompile(`^\.os-apply-config-([0-9]+)-[a-z0-9_]{8}\.tmp$`)
+// stagePattern is compiled when first needed: most runs write nothing,
+// and every program of the multi-call binary would pay for it at start.
+var stagePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\.os-apply-config-([0-9]+)-[a-z0-9_]{8}\.tmp$`)
+})
 
 func stageName(pid int) string {
 	return stagePrefix + strconv.Itoa(pid) + "-" + randomSuffix() + ".tmp"
 }
 
 // sweepLeftovers removes dead writers' staged files from every directory
-// of the plan: a run killed part way left them, and this run is the one
+// of the plan that this run did not make: a run killed part way left them, and this run is the one
 // that completes its work. A staged file was never renamed, so its target
 // still differs and this run writes: a run with nothing to write (most
 // runs of a node's life) skips the sweep and its directory reads.
-func sweepLeftovers(plan []planned, log *slog.Logger) {
+func sweepLeftovers(plan []planned, made map[string]bool, log *slog.Logger) {
 	writes := false
 	for i := range plan {
 		writes = writes || plan[i].act == actWrite || plan[i].act == actDelete
@@ -46,7 +53,7 @@ func sweepLeftovers(plan []planned, log *slog.Logger) {
 	seen := map[string]bool{}
 	for i := range plan {
 		dir := filepath.Dir(plan[i].Path)
-		if seen[dir] {
+		if seen[dir] || made[dir] {
 			continue
 		}
 		seen[dir] = true
@@ -61,14 +68,16 @@ func sweepLeftovers(plan []planned, log *slog.Logger) {
 // cut the PIDs start again from 1, so a staged file's PID is often alive
 // again, another process's or this one's: see deadWriter.
 func removeLeftovers(dir string) (removed []string) {
-	f, err := os.Open(dir)
+	entries, err := pypath.ScanDir(dir)
 	if err != nil {
 		return nil
 	}
-	names, _ := f.Readdirnames(-1)
-	f.Close()
-	for _, name := range names {
-		m := stagePattern.FindStringSubmatch(name)
+	for _, e := range entries {
+		name := e.Name
+		if !strings.HasPrefix(name, stagePrefix) {
+			continue
+		}
+		m := stagePattern().FindStringSubmatch(name)
 		if m == nil {
 			continue
 		}

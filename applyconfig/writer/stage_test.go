@@ -31,7 +31,7 @@ func TestStageNamesAreSkippedByDirectoryReaders(t *testing.T) {
 				t.Errorf("%s would read the staged file %q", reader, name)
 			}
 		}
-		if !stagePattern.MatchString(name) {
+		if !stagePattern().MatchString(name) {
 			t.Errorf("%q is not recognised as a staged file", name)
 		}
 	}

@@ -24,6 +24,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -79,17 +81,15 @@ type planned struct {
 func Apply(files []File, log *slog.Logger) (Result, error) {
 	var res Result
 	plan := make([]planned, len(files))
-	for i, f := range files {
-		p, err := planFile(f)
-		if err != nil {
-			return res, err
-		}
-		plan[i] = p
+	if _, err := forEach(len(files), func(i int) error {
+		var err error
+		plan[i], err = planFile(files[i])
+		return err
+	}); err != nil {
+		return res, err
 	}
-	sweepLeftovers(plan, log)
-
 	dirs := newDirSet()
-	if err := stage(plan, dirs); err != nil {
+	if err := stage(plan, dirs, os.Getpid(), log); err != nil {
 		return res, err
 	}
 
@@ -205,28 +205,22 @@ func readExactly(path string, n int) ([]byte, error) {
 	return buf[:got], nil
 }
 
-// stage writes every changed file to a temporary file beside its target,
-// then makes them durable with one syncfs per filesystem.
-func stage(plan []planned, dirs *dirSet) error {
-	for i := range plan {
-		p := &plan[i]
-		if p.act != actWrite {
-			continue
-		}
-		tmp, err := writeTemp(p, dirs)
-		if err != nil {
-			removeTemps(plan)
-			return &Error{Path: p.Path, Err: err}
-		}
-		p.tmp = tmp
+// currentUmask is the process's umask, read from /proc: umask(2) cannot
+// read it without setting it, for every thread at once. All bits (no
+// file created with its final mode) when /proc does not say.
+func currentUmask() uint32 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o777
 	}
-	for _, dir := range dirs.filesystems() {
-		if err := syncDirFS(dir); err != nil {
-			removeTemps(plan)
-			return &Error{Path: dir, Err: err}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return uint32(m)
+			}
 		}
 	}
-	return nil
+	return 0o777
 }
 
 func syncDirFS(dir string) error {
@@ -239,18 +233,23 @@ func syncDirFS(dir string) error {
 }
 
 // writeTemp writes p's body to a new staging file in the target's
-// directory (see stageName) and returns its path.
-func writeTemp(p *planned, dirs *dirSet) (string, error) {
+// directory, which exists (see stageName), and returns its path.
+func writeTemp(p *planned, pid int, umask uint32) (string, error) {
 	dir := filepath.Dir(p.Path)
-	if err := dirs.mkdirAll(dir); err != nil {
-		return "", err
+	// A file is created with its final mode when the umask leaves all of
+	// it and it has no set-id or sticky bit (which chown would clear, and
+	// which must come with an explicit chmod): no fchmod per file.
+	created := p.mode&^0o777 == 0 && p.mode&umask == 0
+	createMode := uint32(0o600)
+	if created {
+		createMode = p.mode
 	}
 	var fd int
 	var name string
 	for try := 0; ; try++ {
-		name = filepath.Join(dir, stageName(os.Getpid()))
+		name = filepath.Join(dir, stageName(pid))
 		var err error
-		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, createMode)
 		if err == nil {
 			break
 		}
@@ -274,8 +273,10 @@ func writeTemp(p *planned, dirs *dirSet) (string, error) {
 		body = body[n:]
 	}
 	// chmod before chown, as the reference does (chown clears set-id bits).
-	if err := unix.Fchmod(fd, p.mode); err != nil {
-		return fail(&fs.PathError{Op: "chmod", Path: name, Err: err})
+	if !created {
+		if err := unix.Fchmod(fd, p.mode); err != nil {
+			return fail(&fs.PathError{Op: "chmod", Path: name, Err: err})
+		}
 	}
 	if p.UID >= 0 || p.GID >= 0 {
 		if err := unix.Fchown(fd, p.UID, p.GID); err != nil {
@@ -317,6 +318,14 @@ type dirSet struct {
 	seen   map[string]bool
 	exists map[string]uint64 // directory -> device
 	fsDirs map[uint64]string
+	made   []madeDir // directories this run created, in order
+	by     int       // the index of the file mkdirAll works for
+}
+
+// madeDir is a directory created for the file at index by.
+type madeDir struct {
+	path string
+	by   int
 }
 
 // maxDirFsyncs is how many changed directories of one filesystem are
@@ -357,17 +366,29 @@ func (d *dirSet) mkdirAll(dir string) error {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
 	} else {
-		if parent := filepath.Dir(dir); parent != dir {
+		parent := filepath.Dir(dir)
+		if parent != dir {
 			if err := d.mkdirAll(parent); err != nil {
 				return err
 			}
 		}
-		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		err := os.Mkdir(dir, 0o777)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		d.add(filepath.Dir(dir))
-		if err := unix.Stat(dir, &st); err != nil {
-			return err
+		d.add(parent)
+		if dev, ok := d.exists[parent]; ok && err == nil {
+			// Made here: on its parent's filesystem (nothing is mounted
+			// on it yet), no stat needed.
+			d.made = append(d.made, madeDir{dir, d.by})
+			st.Dev = dev
+		} else {
+			if err == nil {
+				d.made = append(d.made, madeDir{dir, d.by})
+			}
+			if err := unix.Stat(dir, &st); err != nil {
+				return err
+			}
 		}
 	}
 	d.exists[dir] = st.Dev

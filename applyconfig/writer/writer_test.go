@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tripleo-go/agent/internal/logging"
 )
@@ -147,6 +150,26 @@ func TestFailedStageChangesNothing(t *testing.T) {
 	}
 }
 
+// Files are staged in parallel, but a failure leaves the directories a
+// run in order would have: those of the files before the failing one.
+func TestFailedStageLeavesNoLaterDirectories(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "blocker")
+	os.WriteFile(blocker, []byte("a file where a directory is needed"), 0o644)
+	before, after := filepath.Join(dir, "before", "a"), filepath.Join(dir, "after", "b")
+	_, err := Apply([]File{file(filepath.Join(before, "1.conf"), "1"), file(filepath.Join(blocker, "x.conf"), "x"),
+		file(filepath.Join(after, "2.conf"), "2")}, logging.Discard)
+	if we, ok := err.(*Error); !ok || we.Path != filepath.Join(blocker, "x.conf") {
+		t.Fatalf("error does not name the first failing file: %v", err)
+	}
+	if entries, err := os.ReadDir(before); err != nil || len(entries) != 0 {
+		t.Fatalf("%s: want it empty: %v %v", before, entries, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "after")); !os.IsNotExist(err) {
+		t.Fatalf("directory of a later file made: %v", err)
+	}
+}
+
 func TestTargetIsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "d"), 0o755)
@@ -268,5 +291,75 @@ func TestControlModeAndOwnerOnNewAndExistingFiles(t *testing.T) {
 	}
 	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
 		t.Fatalf("existing file mode %v", st.Mode())
+	}
+}
+
+// A file that fails while the staged files are written in parallel (its
+// directories made, its staging file not creatable) leaves what a loop
+// in order would have: no staged file anywhere, its own directories and
+// those before it, none of a later file's, no target replaced; and the
+// error names it, not a later failure.
+func TestFailedParallelWriteRemovesLaterDirectories(t *testing.T) {
+	dir := t.TempDir()
+	// A directory whose path leaves room for the target's name but not
+	// for a staging file's: creating the staging file fails with
+	// ENAMETOOLONG, even for root.
+	const want = unix.PathMax - 20
+	long := dir
+	for len(long) < want {
+		long = filepath.Join(long, strings.Repeat("d", min(200, want-len(long)-1)))
+	}
+	failing := filepath.Join(long, "f")
+	good := filepath.Join(dir, "good.conf")
+	os.WriteFile(good, []byte("old"), 0o644)
+	later := filepath.Join(dir, "later", "a", "2.conf")
+	alsoBad := filepath.Join(long+"x", "g") // fails too, later
+	_, err := Apply([]File{file(good, "new"), file(failing, "x"), file(later, "2"), file(alsoBad, "y")}, logging.Discard)
+	if we, ok := err.(*Error); !ok || we.Path != failing {
+		t.Fatalf("error does not name the first failing file: %v", err)
+	}
+	if mustRead(t, good) != "old" {
+		t.Error("good.conf was replaced")
+	}
+	if _, err := os.Stat(long); err != nil {
+		t.Errorf("the failing file's directory was removed: %v", err)
+	}
+	for _, d := range []string{filepath.Join(dir, "later"), long + "x"} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s: a later file's directory was left: %v", d, err)
+		}
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && stagePattern().MatchString(d.Name()) {
+			t.Errorf("staged file left: %s", p)
+		}
+		return nil
+	})
+}
+
+// A file gets exactly its mode whatever the umask: created with it when
+// the umask leaves all of it, else through a chmod; set-id bits always
+// through a chmod.
+func TestModeIsExactUnderAnyUmask(t *testing.T) {
+	for _, tc := range []struct {
+		umask int
+		mode  uint32
+	}{{0o022, 0o644}, {0o022, 0o640}, {0o077, 0o644}, {0o022, 0o666}, {0o000, 0o4755}, {0o022, 0o2644}, {0o027, 0o400}} {
+		old := unix.Umask(tc.umask)
+		dir := t.TempDir()
+		f := file(filepath.Join(dir, "new.conf"), "x")
+		f.Mode = tc.mode
+		_, err := Apply([]File{f}, logging.Discard)
+		unix.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(f.Path, &st); err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode & 0o7777; got != tc.mode {
+			t.Errorf("umask %04o, mode %04o: file has %04o", tc.umask, tc.mode, got)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Kind is how many values an option takes.
@@ -163,7 +164,7 @@ func (p *Parser) find(s string) (*Option, error) {
 
 // negativeNumber is argparse's _negative_number_matcher; Python's \d is
 // any decimal digit ("-٥" too).
-var negativeNumber = regexp.MustCompile(`^-\p{Nd}+$|^-\p{Nd}*\.\p{Nd}+$`)
+var negativeNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-\p{Nd}+$|^-\p{Nd}*\.\p{Nd}+$`) })
 
 // optional is argparse's _parse_optional: whether s is an option, known
 // or not, rather than a value or a positional argument. A lone "-", a
@@ -192,7 +193,7 @@ func (p *Parser) optional(s string) bool {
 			return true
 		}
 	}
-	if negativeNumber.MatchString(s) {
+	if negativeNumber().MatchString(s) {
 		return false
 	}
 	return !strings.Contains(s, " ")

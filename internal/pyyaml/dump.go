@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
@@ -160,19 +161,21 @@ func scalarText(v jsondoc.Value) (string, bool) {
 
 // PyYAML's implicit resolvers (YAML 1.1): a string that reads back as
 // another type must be quoted.
-var implicit = regexp.MustCompile(`^(?:` +
-	`yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` +
-	`|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)` +
-	`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` +
-	`|<<|~|null|Null|NULL|=` +
-	`|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]` +
-	`|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?` +
-	`)$`)
+var implicit = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:` +
+		`yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` +
+		`|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)` +
+		`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` +
+		`|<<|~|null|Null|NULL|=` +
+		`|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]` +
+		`|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?` +
+		`)$`)
+})
 
 // resolvesAsOther: as PyYAML, only strings starting with one of the
 // resolvers' first characters are tried (the regexp is the slow part).
 func resolvesAsOther(s string) bool {
-	return s == "" || strings.IndexByte("yYnNtTfFoO-+0123456789.<~=", s[0]) >= 0 && implicit.MatchString(s)
+	return s == "" || strings.IndexByte("yYnNtTfFoO-+0123456789.<~=", s[0]) >= 0 && implicit().MatchString(s)
 }
 
 func (e *emitter) writeIndicator(ind string, needWhitespace, whitespace, indention bool) {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -21,10 +22,16 @@ import (
 
 // YAML 1.1's implicit scalar types, as PyYAML's resolver spells them.
 var (
-	yaml11Bool  = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
-	yaml11Int   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	yaml11Float = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	yaml11Null  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
+	yaml11Bool = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
+	})
+	yaml11Int = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+	})
+	yaml11Float = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	})
+	yaml11Null = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:~|null|Null|NULL|)$`) })
 )
 
 // Error is YAML that safe_load refuses; the message starts "invalid YAML: ".
@@ -226,15 +233,15 @@ var yaml11Bools = map[string]jsondoc.Value{"yes": true, "no": false, "true": tru
 // expressions pick the type, its constructor makes the value.
 func plain(s string) jsondoc.Value {
 	switch {
-	case yaml11Null.MatchString(s):
+	case yaml11Null().MatchString(s):
 		return nil
-	case yaml11Bool.MatchString(s):
+	case yaml11Bool().MatchString(s):
 		return yaml11Bools[strings.ToLower(s)]
-	case yaml11Int.MatchString(s):
+	case yaml11Int().MatchString(s):
 		if i, ok := constructInt(s); ok {
 			return jsondoc.Number{Text: i.String()}
 		}
-	case yaml11Float.MatchString(s):
+	case yaml11Float().MatchString(s):
 		if f, ok := constructFloat(s); ok {
 			return jsondoc.Float(f)
 		}

@@ -3,16 +3,21 @@ package secret
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
 	// urlInText is a URL in free text (a log line, a config value).
-	urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\]+`)
+	urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>\\]+`) })
 	// assignment is a credential given by name: password=..., "deploy_password": "...",
 	// X-Auth-Token: ..., secret_access_key = ...
-	assignment = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:password|passwd|secret|token|credential|private_key|signature|temp_url_sig)[A-Za-z0-9_.-]*)("?'?\s*[:=]\s*"?'?)([^\s"',;&}\]]+)`)
+	assignment = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:password|passwd|secret|token|credential|private_key|signature|temp_url_sig)[A-Za-z0-9_.-]*)("?'?\s*[:=]\s*"?'?)([^\s"',;&}\]]+)`)
+	})
 	// bearer is an Authorization header's credentials.
-	bearer = regexp.MustCompile(`(?i)\b(Authorization:\s*\S+\s+|Bearer\s+|Basic\s+)[A-Za-z0-9._~+/=-]{8,}`)
+	bearer = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(Authorization:\s*\S+\s+|Bearer\s+|Basic\s+)[A-Za-z0-9._~+/=-]{8,}`)
+	})
 )
 
 // RedactText removes from free text (a journal, a configuration file, a
@@ -22,9 +27,9 @@ var (
 // credentials. It cannot know a secret printed on its own: a Redactor
 // given the known values does that.
 func RedactText(s string) string {
-	s = urlInText.ReplaceAllStringFunc(s, redactURLInText)
-	s = assignment.ReplaceAllString(s, "${1}${2}"+Redacted)
-	return bearer.ReplaceAllString(s, "${1}"+Redacted)
+	s = urlInText().ReplaceAllStringFunc(s, redactURLInText)
+	s = assignment().ReplaceAllString(s, "${1}${2}"+Redacted)
+	return bearer().ReplaceAllString(s, "${1}"+Redacted)
 }
 
 // redactURLInText keeps a URL's scheme, host and path: what an operator
