@@ -169,9 +169,13 @@ BENCH_OUT     ?= $(CURDIR)/.bench/bench.out
 BENCH_SUMMARY ?= $(CURDIR)/.bench/summary.txt
 BENCH_ALSO    ?=
 BENCH_STEPS   := bench-go bench-oac bench-orc bench-occ bench-hc
+# A line naming $(MAKE) runs even under make -n: in a dry run it only
+# lists the steps, and writes nothing.
+DRY_RUN = $(findstring n,$(firstword -$(MAKEFLAGS)))
 bench: build
-	@mkdir -p $(dir $(BENCH_OUT)) $(dir $(BENCH_SUMMARY))
-	@{ $(MAKE) --no-print-directory -k -j1 bench-steps; echo $$? >$(BENCH_OUT).rc; } 2>&1 | tee $(BENCH_OUT)
+	@if [ -n "$(DRY_RUN)" ]; then $(MAKE) --no-print-directory -n bench-steps; exit 0; fi; \
+	  mkdir -p $(dir $(BENCH_OUT)) $(dir $(BENCH_SUMMARY)); \
+	  { $(MAKE) --no-print-directory -k -j1 bench-steps; echo $$? >$(BENCH_OUT).rc; } 2>&1 | tee $(BENCH_OUT)
 	@echo; $(GO) run ./tools/benchsummary $(BENCH_OUT) $(BENCH_ALSO) | tee $(BENCH_SUMMARY)
 	@rc=$$(cat $(BENCH_OUT).rc); rm -f $(BENCH_OUT).rc; \
 	  if [ "$$rc" != 0 ]; then echo "make bench: a bench failed (see $(BENCH_OUT))" >&2; exit 1; fi
