@@ -73,6 +73,8 @@ func (e *encoder) value(v Value, level int) {
 		writeString(e.b, x)
 	case Number:
 		e.b.WriteString(x.Text)
+	case *Raw:
+		e.raw(x, level)
 	case []Value:
 		if len(x) == 0 {
 			e.b.WriteString("[]")
