@@ -16,7 +16,7 @@ import (
 //
 // Raw is a Value for Dumps, WriteIndent, Equal, PyTruthy, PyStr and
 // PyRepr; code that type-switches on values must call Decode first.
-type Raw struct{ data []byte }
+type Raw struct{ src string }
 
 // LoadsBytesLazy is LoadsBytesOwned, but a document that is valid and
 // repeats no key within an object comes back as a *Raw over data. A
@@ -24,14 +24,15 @@ type Raw struct{ data []byte }
 // error take LoadsBytesOwned's way, so results and errors are its own.
 func LoadsBytesLazy(data []byte) (Value, error) {
 	if _, bad := pyutf8.DecodeError(data); !bad && check(data) {
-		return &Raw{data: data}, nil
+		return &Raw{src: unsafe.String(unsafe.SliceData(data), len(data))}, nil
 	}
 	return LoadsBytesOwned(data)
 }
 
 // Decode is the document as Loads reads it; its strings share r's bytes.
 func (r *Raw) Decode() Value {
-	v, err := LoadsOwned(r.data)
+	d := rawDecoder(r.src)
+	v, err := loads(d.data, r.src)
 	if err != nil {
 		panic("jsondoc: a checked Raw no longer decodes: " + err.Error())
 	}
@@ -46,15 +47,15 @@ func Decoded(v Value) Value {
 	return v
 }
 
-func rawDecoder(data []byte) *decoder {
-	return &decoder{data: data, src: unsafe.String(unsafe.SliceData(data), len(data))}
+func rawDecoder(src string) *decoder {
+	return &decoder{data: unsafe.Slice(unsafe.StringData(src), len(src)), src: src}
 }
 
 // check reports whether data is one JSON document that Loads accepts and
 // that has no object with a repeated key, building nothing that outlives
 // the call.
 func check(data []byte) bool {
-	d := rawDecoder(data)
+	d := rawDecoder(unsafe.String(unsafe.SliceData(data), len(data)))
 	d.skipSpace()
 	if !d.skip(0) {
 		return false
@@ -175,7 +176,7 @@ func (d *decoder) skipObject(depth int) error {
 // raw writes a checked document as value writes its decoded tree, one
 // token at a time.
 func (e *encoder) raw(r *Raw, level int) {
-	d := rawDecoder(r.data)
+	d := rawDecoder(r.src)
 	d.skipSpace()
 	e.rawValue(d, level)
 }
@@ -231,4 +232,28 @@ func (e *encoder) rawValue(d *decoder, level int) {
 		e.newline(level)
 	}
 	e.b.WriteByte(closer)
+}
+
+// LoadsOwnedLazy is LoadsOwned, but the value of each member named key
+// of an object at depth (0: the document itself) is kept as a *Raw when
+// it is an object or a list that Raw can hold: a deployments list's
+// configs, which 55-heat-config only passes on.
+func LoadsOwnedLazy(data []byte, key string, depth int) (Value, error) {
+	d := decoder{data: data, src: unsafe.String(unsafe.SliceData(data), len(data)), lazyKey: key, lazyDepth: depth}
+	return d.document()
+}
+
+// lazy reads the value of a member named lazyKey as a *Raw, when it is
+// a container that skip accepts; otherwise it leaves the position alone
+// and returns nil, for value to read it (and word its error).
+func (d *decoder) lazy(depth int) *Raw {
+	if d.pos >= len(d.data) || (d.data[d.pos] != '{' && d.data[d.pos] != '[') {
+		return nil
+	}
+	start, keys := d.pos, len(d.keys)
+	if !d.skip(depth) {
+		d.pos, d.keys = start, d.keys[:keys]
+		return nil
+	}
+	return &Raw{src: d.src[start:d.pos]}
 }

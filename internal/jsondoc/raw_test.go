@@ -84,3 +84,38 @@ func TestRawTooDeep(t *testing.T) {
 		t.Errorf("errors %v and %v", terr, lerr)
 	}
 }
+
+// LoadsOwnedLazy keeps a deployment's config (a member at a depth) as a
+// Raw and reads everything else as Loads; its documents and errors are
+// Loads' own.
+func TestLoadsOwnedLazy(t *testing.T) {
+	docs := append([]string{`{"x": 1, "x": 2}`, `[1, {"a": []}]`, `"s"`, `null`, `{"a" 1}`, `[1,`}, jsonSeeds...)
+	for _, doc := range docs {
+		for _, wrap := range []string{`[{"id": "1", "config": %s, "inputs": [{"config": {}}]}, {"config": 1}]`, `[{"config": %s`} {
+			text := []byte(strings.Replace(wrap, "%s", doc, 1))
+			tree, terr := Loads(text)
+			lazy, lerr := LoadsOwnedLazy(append([]byte(nil), text...), "config", 1)
+			if (terr == nil) != (lerr == nil) || terr != nil && PythonError(terr) != PythonError(lerr) {
+				t.Errorf("%s: errors %v and %v", text, terr, lerr)
+				continue
+			}
+			if terr != nil {
+				continue
+			}
+			if Dumps(lazy) != Dumps(tree) || DumpsIndent(lazy, 2) != DumpsIndent(tree, 2) || !Equal(lazy, tree) {
+				t.Errorf("%s: lazy %s", text, Dumps(lazy))
+			}
+			cfg, _ := lazy.([]Value)[0].(*Object).Get("config")
+			_, isRaw := cfg.(*Raw)
+			c := strings.TrimSpace(doc)[0]
+			repeated := strings.Contains(doc, `"k": 1, "k"`) || strings.Contains(doc, `"x": 1, "x"`)
+			if wantRaw := (c == '{' || c == '[') && !repeated; isRaw != wantRaw {
+				t.Errorf("%s: config is %T", text, cfg)
+			}
+			in, _ := lazy.([]Value)[0].(*Object).Get("inputs")
+			if _, ok := in.([]Value)[0].(*Object); !ok {
+				t.Errorf("%s: a config deeper down was not decoded", text)
+			}
+		}
+	}
+}
