@@ -36,7 +36,17 @@ func bigCorpus(path string, size int) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	w := &countWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n := writeCorpus(bw, size)
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	return n, f.Close()
+}
+
+// writeCorpus writes bigCorpus's document to out and returns its size.
+func writeCorpus(out io.Writer, size int) int {
+	w := &countWriter{w: out}
 	io.WriteString(w, "{")
 	cert := strings.Repeat("MIIDdzCCAl+gAwIBAgIEbF3h7TANBgkqhkiG9w0BAQsFADBsMRAwDgYDVQQGEwdV", 30)
 	for s := 0; w.n < size; s++ {
@@ -73,10 +83,7 @@ func bigCorpus(path string, size int) (int, error) {
 		fmt.Fprintf(w, "%q: %s", fmt.Sprintf("service_%05d", s), jsondoc.Dumps(svc))
 	}
 	io.WriteString(w, "}\n")
-	if err := w.w.(*bufio.Writer).Flush(); err != nil {
-		return 0, err
-	}
-	return w.n, f.Close()
+	return w.n
 }
 
 type countWriter struct {
@@ -93,7 +100,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // bigRSS runs each program --one-time on the big file twice with its own
 // new cache (the first pass stores and commits everything; the second
 // finds it unchanged) and prints both passes' peak RSS.
-func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, size int) error {
+func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, agents, dir string, size int) error {
 	local := filepath.Join(dir, "big-local")
 	if err := os.MkdirAll(local, 0o755); err != nil {
 		return err
@@ -142,5 +149,9 @@ func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, size i
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.2f\t<= ref %s, <= %.0fx input %s\n", label, r, o, o/r, o/inMiB,
 			verdict(o <= r), bigTargetRatio, verdict(o <= bigTargetRatio*inMiB))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	memTarget(stdout, "os-collect-config", max(rss["ours"][0], rss["ours"][1]), inMiB)
+	return bigOthers(ctx, stdout, ref, ours, agents, dir, filepath.Join(local, "hieradata.json"), n)
 }
