@@ -57,6 +57,9 @@ func FuzzLoads(f *testing.F) {
 			checkLoads(t, ref, data)
 		}
 		v, err := Loads(data)
+		if _, lerr := LoadsBytesLazy(append([]byte(nil), data...)); (err == nil) != (lerr == nil) {
+			t.Fatalf("Loads: %v; LoadsBytesLazy: %v", err, lerr)
+		}
 		if err != nil {
 			if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || msg == "" {
 				t.Fatalf("error is not one line: %q", msg)

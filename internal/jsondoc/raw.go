@@ -103,11 +103,47 @@ func (d *decoder) skip(depth int) bool {
 			}
 		}
 	case '"':
-		_, err := d.str()
-		return err == nil
+		return d.skipStr()
 	}
 	_, err := d.value(depth) // a number or a literal: nothing kept
 	return err == nil
+}
+
+// skipStr reads a string value as str does, building nothing: it
+// accepts exactly the strings str accepts.
+func (d *decoder) skipStr() bool {
+	d.pos++ // opening quote
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return true
+		case c < 0x20:
+			return false
+		case c != '\\':
+			d.pos++
+			continue
+		}
+		d.pos++ // backslash
+		if d.pos >= len(d.data) {
+			return false
+		}
+		e := d.data[d.pos]
+		d.pos++
+		switch e {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			// four hex digits and a character after them (str's rule);
+			// a surrogate pair's second half is an escape of its own.
+			if _, ok := d.hex4(); !ok || d.pos >= len(d.data) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func (d *decoder) skipObject(depth int) error {
