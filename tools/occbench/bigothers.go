@@ -119,7 +119,7 @@ func measureBig(stdout io.Writer, p bigProgram, dir string) error {
 // memTarget prints the target, 2x the input + 32 MiB, as a
 // TARGET line.
 func memTarget(w io.Writer, program string, measured, inMiB float64) {
-	goal := 2*inMiB + 32
+	goal := bigTargetRatio*inMiB + bigTargetSlackMiB
 	fmt.Fprintf(w, "TARGET %s/peak-rss-100mb-input measured=%.1fMiB goal=<=%.1fMiB %s\n",
 		program, measured, goal, verdict(measured <= goal))
 }
