@@ -152,7 +152,8 @@ fleet-short:
 
 # Go benchmarks, then ours against the reference. 55-heat-config's
 # reference is not packaged in Debian: HEAT_AGENTS=<a checkout of
-# openstack/heat-agents> adds it to hcbench's table. os-apply-config twice: on the disk under
+# openstack/heat-agents> adds it to hcbench's table and to occbench's 100 MB inputs.
+# os-apply-config twice: on the disk under
 # the checkout (.bench/, real durability costs; not /tmp, which is much
 # slower for file creation on some VMs) and on tmpfs (the programs' own
 # cost, without the filesystem's noise).
@@ -189,7 +190,7 @@ bench-oac:
 bench-orc:
 	$(GO) run ./tools/orcbench -ours $(BIN)/os-refresh-config
 bench-occ:
-	$(GO) run ./tools/occbench -ours $(BIN)/os-collect-config -workdir $(CURDIR)/.bench/occ
+	$(GO) run ./tools/occbench -ours $(BIN)/os-collect-config -workdir $(CURDIR)/.bench/occ $(if $(HEAT_AGENTS),-heat-agents $(HEAT_AGENTS))
 bench-hc:
 	$(GO) run ./tools/hcbench -ours $(BIN) -workdir $(CURDIR)/.bench/hc $(if $(HEAT_AGENTS),-heat-agents $(HEAT_AGENTS))
 

@@ -151,7 +151,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		// and nothing wrong. The reference is silent here too.
 		return nil
 	}
-	list, err := deployment.List(data)
+	list, err := deployment.ListOwned(data) // data is the list's now
 	if err != nil {
 		// The reference ignores a file that is not JSON silently; say why
 		// nothing runs, but keep its exit status (os-collect-config would

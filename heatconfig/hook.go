@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"strings"
@@ -57,9 +58,14 @@ func (r *runner) hookGrace() time.Duration {
 func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.Deployment, hook, statePath string) hookResult {
 	log.Debug(fmt.Sprintf("Running %s < %s", hook, statePath))
 	stdout, stderr := newStdoutCapture(), proc.NewCapture(stderrHead, outputTail)
+	// The deployment is encoded as the hook reads it, never held whole;
+	// a hook that exits before reading it all ends the encoding.
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(d.WriteJSON(pw)) }()
+	defer pr.CloseWithError(io.ErrClosedPipe)
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: hook, Args: []string{hook}, Env: r.env.Environ,
-		Stdin:  strings.NewReader(d.JSON()),
+		Stdin:  pr,
 		Stdout: stdout, Stderr: stderr,
 		Timeout: deadline.Outer(r.c.hookTimeout, r.hookGrace()), Grace: r.env.Grace,
 	})

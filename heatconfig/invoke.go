@@ -71,7 +71,7 @@ func (r *runner) invoke(ctx context.Context, i int, v jsondoc.Value) {
 	// attempted at most once per id, even if the hook fails or the node
 	// goes down meanwhile. The in-flight marker, before it and removed
 	// once the signal went, tells the next run that one did not finish.
-	if err := r.c.deployed.Claim(d.ID(), []byte(d.Indented())); err != nil {
+	if err := r.c.deployed.ClaimFrom(d.ID(), d.WriteIndented); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			// the marker is the concurrent run's to remove
 			log.Warn("Skipping config " + d.ID() + ", already deployed by a concurrent run")

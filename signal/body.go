@@ -31,11 +31,13 @@ type Cut struct {
 // even emptying both does not make it fit, the body is over limit: the
 // caller can tell by its length. data itself is not changed.
 func Encode(data jsondoc.Value, limit int) ([]byte, []Cut) {
-	body := jsondoc.Dumps(data)
 	obj, ok := data.(*jsondoc.Object)
-	if len(body) <= limit || !ok {
-		return []byte(body), nil
+	size := jsondoc.DumpsLen(data)
+	if size <= limit || !ok {
+		return []byte(jsondoc.Dumps(data)), nil
 	}
+	// Too long: the whole text is never built (a 100 MB hook output
+	// costs no copy of it), only measured; the trimmed one is.
 	vals := map[string]string{}
 	for _, k := range trimmedKeys {
 		if v, ok := obj.Get(k); ok {
@@ -47,8 +49,9 @@ func Encode(data jsondoc.Value, limit int) ([]byte, []Cut) {
 	cut := map[string]int{}
 	// One round is exact; more only guard against an encoder that counts
 	// differently from escapedLen.
-	for round := 0; round < 4 && len(body) > limit; round++ {
-		excess, total := int64(len(body)-limit), int64(0)
+	var body string
+	for round := 0; round < 4 && size > limit; round++ {
+		excess, total := int64(size-limit), int64(0)
 		for _, s := range vals {
 			total += int64(escapedLen(s))
 		}
@@ -66,6 +69,10 @@ func Encode(data jsondoc.Value, limit int) ([]byte, []Cut) {
 			vals[k], cut[k] = s[n:], cut[k]+removed
 		}
 		body = jsondoc.Dumps(withValues(obj, vals))
+		size = len(body)
+	}
+	if body == "" { // nothing to trim: over limit as it is
+		body = jsondoc.Dumps(data)
 	}
 	var cuts []Cut
 	for _, k := range trimmedKeys {

@@ -202,7 +202,7 @@ func sendAll(ctx context.Context, senders []Sender, data jsondoc.Value, o Option
 			return errors.Join(append(errs, &StoppedError{Kind: r.Kind, Phase: p.phase(), Err: parent.Err()})...)
 		}
 		body, cuts := Encode(data, s.Limit())
-		logTrim(o.log(), len(jsondoc.Dumps(data)), len(body), s.Limit(), cuts)
+		logTrim(o.log(), jsondoc.DumpsLen(data), len(body), s.Limit(), cuts)
 		r.Body = body
 		p.start(r.Kind)
 		err := s.Send(ctx, r)

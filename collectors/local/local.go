@@ -121,8 +121,8 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 			}
 			if err == nil {
 				var doc jsondoc.Value
-				doc, err = jsondoc.LoadsBytesOwned(data) // its strings share data, never written again
-				data = nil                               // the document is all that is kept
+				doc, err = jsondoc.LoadsBytesLazy(data) // kept as data, never written again
+				data = nil                              // the document is all that is kept
 				if err == nil {
 					out = append(out, collectors.Entry{Name: name, Content: doc})
 					continue

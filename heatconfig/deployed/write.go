@@ -2,6 +2,7 @@ package deployed
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,12 +19,21 @@ import (
 // alone, when a concurrent run claimed id first; on another error
 // nothing of id is left but what was there.
 func (d Dir) Claim(id string, doc []byte) error {
+	return d.ClaimFrom(id, func(w io.Writer) error {
+		_, err := w.Write(doc)
+		return err
+	})
+}
+
+// ClaimFrom is Claim for a state file that write writes, never held
+// whole here (a 100 MB deployment costs no copy of it).
+func (d Dir) ClaimFrom(id string, write func(io.Writer) error) error {
 	inflight := d.Inflight(id)
 	os.Remove(inflight) // a run killed before it wrote the state file
 	if err := createSynced(inflight, nil); err != nil {
 		return &WriteError{Path: inflight, Err: err}
 	}
-	if err := createSynced(d.State(id), doc); err != nil {
+	if err := createSyncedFrom(d.State(id), write); err != nil {
 		if !errors.Is(err, fs.ErrExist) {
 			removeSynced(inflight)
 		}
@@ -92,6 +102,13 @@ func (d Dir) WriteSignal(id string, rec agentstate.Signal) error {
 // directory is synced.
 func createSynced(path string, data []byte) error {
 	if err := durable.CreateFile(path, data); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func createSyncedFrom(path string, write func(io.Writer) error) error {
+	if err := durable.CreateFileFrom(path, write); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))

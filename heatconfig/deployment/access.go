@@ -1,6 +1,8 @@
 package deployment
 
 import (
+	"bufio"
+	"io"
 	"strings"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
@@ -24,8 +26,16 @@ func (d *Deployment) Group() string { s, _ := str(d.obj, "group"); return s }
 func (d *Deployment) CreationTime() string { s, _ := str(d.obj, "creation_time"); return s }
 
 // Config is the config: a string for SoftwareConfig, any JSON for a
-// StructuredConfig; nil when absent or null.
-func (d *Deployment) Config() jsondoc.Value { v, _ := d.obj.Get("config"); return v }
+// StructuredConfig; nil when absent or null. One read by ListOwned or
+// Load is decoded here, at the first look, and kept.
+func (d *Deployment) Config() jsondoc.Value {
+	v, _ := d.obj.Get("config")
+	if r, ok := v.(*jsondoc.Raw); ok {
+		v = r.Decode()
+		d.obj.Set("config", v)
+	}
+	return v
+}
 
 // ConfigString is the config as text: a string as it is, null or absent
 // as "", anything else as JSON.
@@ -138,6 +148,16 @@ func (d *Deployment) JSON() string { return jsondoc.Dumps(d.obj) }
 // Indented is the document as json.dump(c, indent=2, separators=(',',
 // ': ')) writes it (heat-config's state file).
 func (d *Deployment) Indented() string { return jsondoc.DumpsIndent(d.obj, 2) }
+
+// WriteIndented writes Indented to w, never holding it whole.
+func (d *Deployment) WriteIndented(w io.Writer) error {
+	return jsondoc.WriteIndent(bufio.NewWriterSize(w, 64<<10), d.obj, 2)
+}
+
+// WriteJSON writes JSON to w, never holding it whole.
+func (d *Deployment) WriteJSON(w io.Writer) error {
+	return jsondoc.Write(bufio.NewWriterSize(w, 64<<10), d.obj)
+}
 
 // Redactor hides the deployment's credentials in text that may echo
 // them (a hook's or a tool's output): the values of inputs whose names

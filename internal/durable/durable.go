@@ -6,6 +6,7 @@
 package durable
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,16 @@ func WriteFile(path string, data []byte) error {
 // whole or not at all. The caller syncs the directory to make the name
 // durable.
 func CreateFile(path string, data []byte) error {
-	tmp, err := stage(path, data)
+	return CreateFileFrom(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// CreateFileFrom is CreateFile for content that fill writes, never held
+// whole here.
+func CreateFileFrom(path string, fill func(io.Writer) error) error {
+	tmp, err := stageFrom(path, fill)
 	if err != nil {
 		return err
 	}
@@ -42,11 +52,18 @@ func CreateFile(path string, data []byte) error {
 // stage writes data to a new file beside path, named as StagedFor
 // reads, synced; it returns the file's name.
 func stage(path string, data []byte) (string, error) {
+	return stageFrom(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func stageFrom(path string, fill func(io.Writer) error) (string, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".") // 0600
 	if err != nil {
 		return "", err
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := fill(tmp); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return "", err

@@ -67,10 +67,14 @@ func LoadsOwned(data []byte) (Value, error) {
 }
 
 func loads(data []byte, src string) (Value, error) {
-	if !utf8.Valid(data) {
+	d := decoder{data: data, src: src}
+	return d.document()
+}
+
+func (d *decoder) document() (Value, error) {
+	if !utf8.Valid(d.data) {
 		return nil, &SyntaxError{Msg: "not valid UTF-8", Line: 1, Column: 1}
 	}
-	d := decoder{data: data, src: src}
 	d.skipSpace()
 	v, err := d.value(0)
 	if err != nil {
@@ -93,6 +97,10 @@ type decoder struct {
 	vals []Value
 	// seen finds a large object's duplicate keys (newObject).
 	seen map[string]int
+	// The members named lazyKey of objects at lazyDepth are read as Raw
+	// (LoadsOwnedLazy); none when lazyKey is empty.
+	lazyKey   string
+	lazyDepth int
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -206,9 +214,16 @@ func (d *decoder) object(depth int) (Value, error) {
 		}
 		d.pos++
 		d.skipSpace()
-		v, err := d.value(depth + 1)
-		if err != nil {
-			return nil, err
+		var v Value
+		if d.lazyKey != "" && k == d.lazyKey && depth == d.lazyDepth {
+			if r := d.lazy(depth + 1); r != nil {
+				v = r
+			}
+		}
+		if v == nil {
+			if v, err = d.value(depth + 1); err != nil {
+				return nil, err
+			}
 		}
 		d.keys = append(d.keys, k)
 		d.vals = append(d.vals, v)
@@ -372,13 +387,24 @@ func (d *decoder) str() (string, error) {
 		}
 		d.pos++
 	}
-	buf := append([]byte(nil), d.data[start:d.pos]...)
+	// Escapes only shrink: the text up to the closing quote bounds the
+	// decoded string, so buf never grows, and becomes the string as it
+	// is (a 100 MB escaped value costs 100 MB, not three times that).
+	end := d.pos
+	for end < len(d.data) && d.data[end] != '"' {
+		if d.data[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	buf := make([]byte, d.pos-start, min(end, len(d.data))-start)
+	copy(buf, d.data[start:d.pos])
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		switch {
 		case c == '"':
 			d.pos++
-			return string(buf), nil
+			return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
 		case c < 0x20:
 			return "", d.errorf("invalid control character in string")
 		case c != '\\':

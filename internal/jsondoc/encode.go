@@ -23,6 +23,10 @@ func DumpsIndent(v Value, n int) string {
 	return b.String()
 }
 
+// Write writes what Dumps(v) returns to w, and flushes it, as
+// WriteIndent does.
+func Write(w *bufio.Writer, v Value) error { return WriteIndent(w, v, -1) }
+
 // WriteIndent writes what DumpsIndent(v, n) returns to w, and flushes
 // it, without ever holding the whole text: a 100 MB document costs its
 // buffer, not another 100 MB (and as much again for a []byte copy).
@@ -31,6 +35,19 @@ func WriteIndent(w *bufio.Writer, v Value, n int) error {
 	e.value(v, 0)
 	return w.Flush() // bufio's errors are sticky: the first one
 }
+
+// DumpsLen is len(Dumps(v)), without building the text.
+func DumpsLen(v Value) int {
+	var n counter
+	e := encoder{b: &n, indent: -1}
+	e.value(v, 0)
+	return int(n)
+}
+
+type counter int
+
+func (c *counter) WriteString(s string) (int, error) { *c += counter(len(s)); return len(s), nil }
+func (c *counter) WriteByte(byte) error              { *c++; return nil }
 
 // sink is where the encoder writes: a strings.Builder, or a bufio.Writer.
 type sink interface {
@@ -73,6 +90,8 @@ func (e *encoder) value(v Value, level int) {
 		writeString(e.b, x)
 	case Number:
 		e.b.WriteString(x.Text)
+	case *Raw:
+		e.raw(x, level)
 	case []Value:
 		if len(x) == 0 {
 			e.b.WriteString("[]")

@@ -46,8 +46,9 @@ func seedJSON(f *testing.F) {
 
 // A document that loads is written back by every encoder as text that
 // loads to the same value, in the same key order; Dumps is ASCII and a
-// fixed point. A document that does not load is a one-line error. With
-// FUZZ_REFERENCE=1 each input is also compared with Python's json.
+// fixed point, and LoadsBytesLazy writes it alike. A document that does
+// not load is a one-line error. With FUZZ_REFERENCE=1 each input is also
+// compared with Python's json.
 func FuzzLoads(f *testing.F) {
 	seedJSON(f)
 	ref := difftest.FuzzReference(f, "testdata/oracle.py", "json")
@@ -56,6 +57,9 @@ func FuzzLoads(f *testing.F) {
 			checkLoads(t, ref, data)
 		}
 		v, err := Loads(data)
+		if _, lerr := LoadsBytesLazy(append([]byte(nil), data...)); (err == nil) != (lerr == nil) {
+			t.Fatalf("Loads: %v; LoadsBytesLazy: %v", err, lerr)
+		}
 		if err != nil {
 			if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || msg == "" {
 				t.Fatalf("error is not one line: %q", msg)
@@ -66,6 +70,10 @@ func FuzzLoads(f *testing.F) {
 			return
 		}
 		dumped := Dumps(v)
+		if lazy, err := LoadsBytesLazy(append([]byte(nil), data...)); err != nil || Dumps(lazy) != dumped ||
+			DumpsIndent(lazy, 1) != DumpsIndent(v, 1) {
+			t.Fatalf("LoadsBytesLazy differs from Loads (%v)", err)
+		}
 		for i := 0; i < len(dumped); i++ {
 			if dumped[i] >= utf8.RuneSelf || dumped[i] < 0x20 {
 				t.Fatalf("Dumps wrote byte %#x: %q", dumped[i], dumped)

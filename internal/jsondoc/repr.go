@@ -10,7 +10,7 @@ import (
 // Str renders v as Python's str() does on the decoded value: strings as
 // they are, True/False/None, floats and ints as repr, containers as repr.
 func PyStr(v Value) string {
-	if s, ok := v.(string); ok {
+	if s, ok := Decoded(v).(string); ok {
 		return s
 	}
 	return PyRepr(v)
@@ -24,7 +24,7 @@ func PyRepr(v Value) string {
 }
 
 func writeRepr(b *strings.Builder, v Value) {
-	switch x := v.(type) {
+	switch x := Decoded(v).(type) {
 	case nil:
 		b.WriteString("None")
 	case bool:

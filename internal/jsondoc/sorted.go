@@ -10,7 +10,7 @@ func DumpsIndentSorted(v Value, n int) string {
 }
 
 func sortKeys(v Value) Value {
-	switch x := v.(type) {
+	switch x := Decoded(v).(type) {
 	case *Object:
 		keys := append([]string(nil), x.Keys()...)
 		sort.Strings(keys) // UTF-8 byte order is code point order

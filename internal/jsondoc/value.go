@@ -194,6 +194,7 @@ func FloatRepr(f float64) string {
 // Equal reports whether a and b are equal as Python compares the decoded
 // values: objects regardless of key order, 1 == 1.0, true == 1.
 func Equal(a, b Value) bool {
+	a, b = Decoded(a), Decoded(b)
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -275,7 +276,7 @@ func StringList(ss []string) []Value {
 // Truthy is Python's truth value of a decoded JSON value: null, false, 0,
 // 0.0, "", [] and {} are false.
 func PyTruthy(v Value) bool {
-	switch x := v.(type) {
+	switch x := Decoded(v).(type) {
 	case nil:
 		return false
 	case bool:

@@ -90,15 +90,40 @@ func readSignalData(stdin io.Reader, log *slog.Logger) jsondoc.Value {
 	var raw []byte
 	var err error
 	if stdin != nil {
-		raw, err = io.ReadAll(stdin)
+		raw, err = readAll(stdin)
 	}
 	if err == nil && stdin != nil {
-		if v, err := jsondoc.Loads(raw); err == nil {
+		// raw is the document's: its strings share it
+		if v, err := jsondoc.LoadsOwned(raw); err == nil {
 			return v
 		}
 	}
 	log.Warn("No valid json found on stdin")
 	return jsondoc.NewObject(0)
+}
+
+// readAll is io.ReadAll, but a regular file is read into a buffer of its
+// size: a 100 MB result costs 100 MB, not the doublings up to it.
+func readAll(r io.Reader) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+			buf := make([]byte, 0, st.Size()+512)
+			for {
+				n, err := f.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+n]
+				if err == io.EOF {
+					return buf, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				if len(buf) == cap(buf) { // it grew meanwhile
+					buf = append(buf, 0)[:len(buf)]
+				}
+			}
+		}
+	}
+	return io.ReadAll(r)
 }
 
 // budget is the retry budget from the environment.

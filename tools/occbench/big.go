@@ -32,7 +32,17 @@ func bigCorpus(path string, size int) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	w := &countWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n := writeCorpus(bw, size)
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	return n, f.Close()
+}
+
+// writeCorpus writes bigCorpus's document to out and returns its size.
+func writeCorpus(out io.Writer, size int) int {
+	w := &countWriter{w: out}
 	io.WriteString(w, "{")
 	cert := strings.Repeat("MIIDdzCCAl+gAwIBAgIEbF3h7TANBgkqhkiG9w0BAQsFADBsMRAwDgYDVQQGEwdV", 30)
 	for s := 0; w.n < size; s++ {
@@ -69,10 +79,7 @@ func bigCorpus(path string, size int) (int, error) {
 		fmt.Fprintf(w, "%q: %s", fmt.Sprintf("service_%05d", s), jsondoc.Dumps(svc))
 	}
 	io.WriteString(w, "}\n")
-	if err := w.w.(*bufio.Writer).Flush(); err != nil {
-		return 0, err
-	}
-	return w.n, f.Close()
+	return w.n
 }
 
 type countWriter struct {
@@ -91,7 +98,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // finds it unchanged) and prints both passes' peak RSS, and their
 // targets: the larger peak at most twice the input plus 32 MiB
 // (benchkit.MemTarget), and each pass's no more than the reference's.
-func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, size int) error {
+func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, agents, dir string, size int) error {
 	local := filepath.Join(dir, "big-local")
 	if err := os.MkdirAll(local, 0o755); err != nil {
 		return err
@@ -151,5 +158,5 @@ func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, size i
 	for _, t := range targets {
 		t.Print(stdout)
 	}
-	return nil
+	return bigOthers(ctx, stdout, ref, ours, agents, dir, filepath.Join(local, "hieradata.json"), n)
 }

@@ -40,6 +40,7 @@ func main() {
 	changes := flag.Int("latency", 10, "changes timed for our change->command latency (0: skip); the reference gets 3")
 	big := flag.Int("big", 100_000_000, "bytes of the one big local file whose pass's peak RSS is measured (0: skip)")
 	bigOnly := flag.Bool("big-only", false, "measure the big file only")
+	agents := flag.String("heat-agents", "", "a checkout of openstack/heat-agents: the reference side of 55-heat-config and heat-config-notify on the big input (optional)")
 	bigFile := flag.String("write-big", "", "only write the big file (-big bytes) there, to profile by hand")
 	flag.Parse()
 	if *bigFile != "" {
@@ -54,7 +55,7 @@ func main() {
 		err = run(context.Background(), os.Stdout, *ref, *ours, *runs, *workdir, *idle, *changes)
 	}
 	if err == nil && *big > 0 {
-		err = runBig(context.Background(), os.Stdout, *ref, *ours, *workdir, *big)
+		err = runBig(context.Background(), os.Stdout, *ref, *ours, *agents, *workdir, *big)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "occbench:", err)
@@ -87,7 +88,7 @@ func corpus(dir string) (int, error) {
 }
 
 // runBig measures the big file in a scratch directory of its own.
-func runBig(ctx context.Context, stdout io.Writer, ref, ours, workdir string, size int) error {
+func runBig(ctx context.Context, stdout io.Writer, ref, ours, agents, workdir string, size int) error {
 	dir := filepath.Join(workdir, "big")
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -97,7 +98,7 @@ func runBig(ctx context.Context, stdout io.Writer, ref, ours, workdir string, si
 	}
 	defer os.RemoveAll(dir)
 	absOurs, _ := filepath.Abs(ours)
-	return bigRSS(ctx, stdout, ref, absOurs, dir, size)
+	return bigRSS(ctx, stdout, ref, absOurs, agents, dir, size)
 }
 
 func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir string, idle time.Duration, changes int) error {
