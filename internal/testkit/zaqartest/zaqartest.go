@@ -15,9 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/zaqarws"
 )
 
 // Cloud serves Keystone under /identity/, Zaqar's HTTP API under /zaqar/
@@ -41,8 +40,9 @@ type Cloud struct {
 	wsPost   string
 	// raw, when set, is the next HTTP pop's answer, verbatim.
 	raw string
-	// subs are the subscribed websockets' notification queues.
-	subs map[chan string]bool
+	// subs push to the subscribed websockets.
+	subs map[*func(string)]bool
+	ws   *zaqarws.Server
 }
 
 type posted struct {
@@ -84,14 +84,11 @@ func (c *Cloud) Post(bodies ...string) {
 	}
 }
 
-// notifyLocked hands body to every subscribed websocket; one that is
-// behind loses it, as a real subscriber that is gone would.
+// notifyLocked hands body to every subscribed websocket (zaqarws
+// drops it for one that is behind, as for a subscriber that is gone).
 func (c *Cloud) notifyLocked(body string) {
-	for sub := range c.subs {
-		select {
-		case sub <- body:
-		default:
-		}
+	for push := range c.subs {
+		(*push)(body)
 	}
 }
 
@@ -154,7 +151,7 @@ func (c *Cloud) NotifyOnSubscribe(body string) {
 
 func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/ws" {
-		c.serveWebsocket(w, r)
+		c.websocket().ServeHTTP(w, r)
 		return
 	}
 	if !strings.HasPrefix(r.URL.Path, "/zaqar/") {
@@ -196,7 +193,7 @@ func (c *Cloud) servePop(w http.ResponseWriter) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"messages": [%s]}`, c.popLocked(n))
+	fmt.Fprintf(w, `{"messages": [%s]}`, strings.Join(c.popLocked(n), ", "))
 }
 
 // serveList answers a listing as Zaqar's API v2 does: 200 and the
@@ -217,14 +214,20 @@ func (c *Cloud) serveList(w http.ResponseWriter, r *http.Request) {
 }
 
 // popLocked takes n pending messages and returns them as a JSON list's
-// items; the later a message was posted, the younger it is.
-func (c *Cloud) popLocked(n int) string {
+// items.
+func (c *Cloud) popLocked(n int) []string {
 	var msgs []string
 	for _, m := range c.pending[:n] {
-		msgs = append(msgs, fmt.Sprintf(`{"id": "m%d", "age": %d, "ttl": 3600, "body": %s}`, m.seq, 1000-m.seq, m.body))
+		msgs = append(msgs, item(m))
 	}
 	c.pending = c.pending[n:]
-	return strings.Join(msgs, ", ")
+	return msgs
+}
+
+// item is m as a listing or a pop shows it; the later a message was
+// posted, the younger it is.
+func item(m posted) string {
+	return fmt.Sprintf(`{"id": "m%d", "age": %d, "ttl": 3600, "body": %s}`, m.seq, 1000-m.seq, m.body)
 }
 
 func (c *Cloud) servePost(w http.ResponseWriter, r *http.Request) {
@@ -251,99 +254,64 @@ func (c *Cloud) servePost(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"resources": [%s]}`, strings.Join(ids, ", "))
 }
 
-// serveWebsocket speaks Zaqar's websocket protocol for the queue.
-func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
-	conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	var wmu sync.Mutex
-	write := func(msg string) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		conn.WriteMessage(websocket.TextMessage, []byte(msg))
-	}
+// The websocket: zaqarws speaks the protocol, the cloud holds the queue.
+
+func (c *Cloud) websocket() *zaqarws.Server {
 	c.mu.Lock()
-	refuse, post := c.wsRefuse, c.wsPost
-	c.mu.Unlock()
-	authed := false
-	var notifier sync.WaitGroup
-	defer notifier.Wait()
-	notification := func(body string) string {
-		return `{"body": ` + body + `, "ttl": 3600, "queue_name": "` + c.Queue + `", "Message_Type": "Notification"}`
-	}
-	var sub chan string
-	defer func() {
-		if sub != nil {
-			c.mu.Lock()
-			delete(c.subs, sub)
-			close(sub)
-			c.mu.Unlock()
-		}
-	}()
-	for {
-		var req struct {
-			Action  string            `json:"action"`
-			Headers map[string]string `json:"headers"`
-			Body    map[string]any    `json:"body"`
-		}
-		if err := conn.ReadJSON(&req); err != nil {
-			return
-		}
-		reply := func(status int, body string) {
-			write(fmt.Sprintf(`{"request": {"action": %q}, "headers": {"status": %d}, "body": %s}`, req.Action, status, body))
-		}
-		if req.Headers["Client-ID"] == "" || req.Headers["X-Project-ID"] != c.KS.ProjectID {
-			reply(400, `{"error": "headers"}`)
-			continue
-		}
-		switch req.Action {
-		case "authenticate":
-			authed = !refuse && c.KS.Valid(req.Headers["X-Auth-Token"])
-			if !authed {
-				reply(401, `{"error": "auth"}`)
-				continue
-			}
-			reply(200, `{}`)
-		case "queue_create", "subscription_create":
-			if !authed || req.Body["queue_name"] != c.Queue {
-				reply(403, `{}`)
-				continue
-			}
-			reply(201, `{}`)
-			if req.Action == "subscription_create" && sub == nil {
-				sub = make(chan string, 16)
+	defer c.mu.Unlock()
+	if c.ws == nil {
+		c.ws = &zaqarws.Server{Backend: cloudBackend{c}, ProjectID: c.KS.ProjectID,
+			Refuse: func() bool {
 				c.mu.Lock()
-				if c.subs == nil {
-					c.subs = map[chan string]bool{}
-				}
-				c.subs[sub] = true
+				defer c.mu.Unlock()
+				return c.wsRefuse
+			},
+			OnSubscribed: func(push func(string)) {
+				c.mu.Lock()
+				post := c.wsPost
 				c.mu.Unlock()
-				notifier.Add(1)
-				go func(sub <-chan string) {
-					defer notifier.Done()
-					for body := range sub {
-						write(notification(body))
-					}
-				}(sub)
-			}
-			if req.Action == "subscription_create" && post != "" {
-				notifier.Add(1)
-				go func() {
-					defer notifier.Done()
+				if post != "" {
 					time.Sleep(200 * time.Millisecond)
-					write(notification(post))
-				}()
-			}
-		case "message_delete_many":
-			c.mu.Lock()
-			n := min(int(req.Body["pop"].(float64)), len(c.pending))
-			msgs := c.popLocked(n)
-			c.mu.Unlock()
-			reply(200, `{"messages": [`+msgs+`]}`)
-		default:
-			reply(400, `{}`)
-		}
+					push(post)
+				}
+			}}
+	}
+	return c.ws
+}
+
+// cloudBackend is the cloud's one queue for zaqarws.
+type cloudBackend struct{ c *Cloud }
+
+func (b cloudBackend) Authenticate(token string) bool { return b.c.KS.Valid(token) }
+func (b cloudBackend) HasQueue(name string) bool      { return name == b.c.Queue }
+
+func (b cloudBackend) Pop(_ string, n int) []string {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	return b.c.popLocked(min(n, len(b.c.pending)))
+}
+
+func (b cloudBackend) List(_ string, n int) []string {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	var out []string
+	for _, m := range b.c.pending[:min(n, len(b.c.pending))] {
+		out = append(out, item(m))
+	}
+	return out
+}
+
+func (b cloudBackend) Subscribe(_ string, push func(string)) func() {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	if b.c.subs == nil {
+		b.c.subs = map[*func(string)]bool{}
+	}
+	key := &push
+	b.c.subs[key] = true
+	return func() {
+		b.c.mu.Lock()
+		defer b.c.mu.Unlock()
+		delete(b.c.subs, key)
 	}
 }
