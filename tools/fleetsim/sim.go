@@ -39,6 +39,9 @@ type variant struct {
 	// Conf is added to [DEFAULT] (ours), or the whole timing (reference).
 	Conf      string
 	Reference bool
+	// Zaqar: the zaqar collector over a websocket, against the Zaqar
+	// model (push.go), instead of the request collector and a TempURL.
+	Zaqar bool
 }
 
 type simConfig struct {
@@ -74,9 +77,14 @@ type result struct {
 	PerChange   []stats.Summary
 	Missed      int
 	Memory      fleet.Memory // per agent
-	ModelCPU    float64      // seconds, the model's process, whole run
-	Logged      int
-	LastLines   []string
+	// The Zaqar model's: requests by service and kind in the idle
+	// window, websocket frames per bucket, and per idle agent-hour.
+	IdleKinds, Services, FrameKinds map[string]int64 `json:",omitempty"`
+	Frames                          []float64        `json:",omitempty"`
+	IdleFramesPerAgentHour          float64          `json:",omitempty"`
+	ModelCPU                        float64          // seconds, the model's process, whole run
+	Logged                          int
+	LastLines                       []string
 }
 
 func simMain(ctx context.Context, args []string) error {
@@ -92,7 +100,7 @@ func simMain(ctx context.Context, args []string) error {
 	fs.Float64Var(&c.splay, "splay", 0, "also run a variant with this splay, seconds (0: none)")
 	fs.StringVar(&c.dir, "dir", "/dev/shm/fleetsim", "the agents' directories (tmpfs)")
 	fs.StringVar(&c.out, "out", "", "write results.json, report.md and the plots here")
-	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, reference)")
+	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, zaqar-push, reference)")
 	fs.BoolVar(&c.short, "short", false, "the .ci/run size: 200 agents, a 1 s interval (the timeline scaled to 27 s), no splay or reference variant")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -112,6 +120,9 @@ func simMain(ctx context.Context, args []string) error {
 	if c.splay > 0 && want("splay") {
 		variants = append(variants, variant{Name: fmt.Sprintf("ours, splay = %g", c.splay), Conf: fmt.Sprintf("splay = %g\n", c.splay)})
 	}
+	if want("zaqar-push") {
+		variants = append(variants, variant{Name: "ours, zaqar push", Zaqar: true})
+	}
 	if c.refAgents > 0 && want("reference") {
 		if why := refagent.Available(); why != "" {
 			fmt.Fprintln(os.Stderr, "fleetsim: no reference run:", why)
@@ -126,6 +137,7 @@ func simMain(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", v.Name, err)
 		}
 		printResult(r)
+		printTargets(c, r)
 		results = append(results, r)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -150,14 +162,21 @@ func raiseFileLimit(n int) {
 	}
 }
 
-// conf is one agent's configuration: the request collector (a TempURL
-// node) polling the model.
-func conf(c simConfig, v variant, url, dir, command string) string {
+// conf is agent i's configuration: the request collector (a TempURL
+// node) polling the model, or the zaqar collector (zaqarConf).
+func conf(c simConfig, v variant, i int, url, dir, command string) string {
 	min := min(1, c.interval.Seconds()/30) // the ramp scales with the interval
-	s := fmt.Sprintf("[DEFAULT]\ncommand = %s\ncachedir = %s/cache\nbackup_cachedir = %s/backup\ncollectors = request\n"+
-		"polling_interval = %g\nmin_polling_interval = %g\n%s[request]\nmetadata_url = %s\n",
-		command, dir, dir, c.interval.Seconds(), min, v.Conf, url)
-	return s
+	collector := "request"
+	if v.Zaqar {
+		collector = "zaqar"
+	}
+	s := fmt.Sprintf("[DEFAULT]\ncommand = %s\ncachedir = %s/cache\nbackup_cachedir = %s/backup\ncollectors = %s\n"+
+		"polling_interval = %g\nmin_polling_interval = %g\n%s",
+		command, dir, dir, collector, c.interval.Seconds(), min, v.Conf)
+	if v.Zaqar {
+		return s + zaqarConf(i, url)
+	}
+	return s + fmt.Sprintf("[request]\nmetadata_url = %s\n", url)
 }
 
 func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
@@ -173,7 +192,11 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	m, err := startModel(c.docBytes, c.latency, bucket)
+	queues := 0
+	if v.Zaqar {
+		queues = n
+	}
+	m, err := startModel(c.docBytes, c.latency, bucket, queues)
 	if err != nil {
 		return res, err
 	}
@@ -199,7 +222,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			// $$: oslo.config substitutes $name in values
 			cmd := fmt.Sprintf(`grep -ho '"version": [0-9]*' $$(echo $$OS_CONFIG_FILES | tr : ' ') | head -1 | sed "s/^/$$(date +%%s.%%N) /" >> %s/runs`, d)
 			p := filepath.Join(d, "os-collect-config.conf")
-			if err := os.WriteFile(p, []byte(conf(c, v, m.URL, d, cmd)), 0o600); err != nil {
+			if err := os.WriteFile(p, []byte(conf(c, v, i, m.URL, d, cmd)), 0o600); err != nil {
 				return res, err
 			}
 			agents = append(agents, refagent.Agent{Dir: d, Args: []string{"--config-file", p}})
@@ -217,7 +240,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		runs = func() []fleet.Run { return referenceRuns(dir, n) }
 	} else {
 		f, err := fleet.Start(ctx, fleet.Options{N: n, Dir: dir, Stagger: c.stagger,
-			Conf: func(i int, d string) string { return conf(c, v, m.URL, d, "os-refresh-config") }})
+			Conf: func(i int, d string) string { return conf(c, v, i, m.URL, d, "os-refresh-config") }})
 		if err != nil {
 			return res, err
 		}
@@ -242,9 +265,13 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		at      time.Time
 	}
 	var chs []change
+	var idleFrom, idleTo model.Stats // the Zaqar model's counts
 	err = func() error {
 		if err := wait(startEnd); err != nil {
 			return err
+		}
+		if v.Zaqar {
+			idleFrom, _ = m.Control.Stats(ctx)
 		}
 		if !v.Reference {
 			mem = fleet.MemoryNow().PerAgent(before, n)
@@ -255,6 +282,9 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		for k := 0; k < changes; k++ {
 			if err := wait(float64(idleEnd + k*changeEvery)); err != nil {
 				return err
+			}
+			if v.Zaqar && k == 0 {
+				idleTo, _ = m.Control.Stats(ctx)
 			}
 			ver, t, err := m.Control.Change(ctx)
 			if err != nil {
@@ -297,9 +327,19 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	idle := win(res.Requests, startEnd, idleEnd)
 	idleHours := at(idleEnd-startEnd).Hours() * float64(n)
 	// per agent-hour at this interval, scaled to the same number of polls
-	res.IdleRequestsPerAgentHour = stats.Sum(idle) / idleHours * I.Seconds() / 30
-	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleEnd)) / idleHours * I.Seconds() / 30
-	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleEnd)) / idleHours * I.Seconds() / 30
+	// (a pushed fleet's idle cost is by the hour, not by the poll)
+	scale := I.Seconds() / 30
+	if v.Zaqar {
+		scale = 1
+	}
+	res.IdleRequestsPerAgentHour = stats.Sum(idle) / idleHours * scale
+	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleEnd)) / idleHours * scale
+	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleEnd)) / idleHours * scale
+	if v.Zaqar {
+		res.Services, res.FrameKinds, res.Frames = st.Services, st.FrameKinds, from(st.Frames, shift)
+		res.IdleKinds = diffCounts(idleTo.Kinds, idleFrom.Kinds)
+		res.IdleFramesPerAgentHour = stats.Sum(win(res.Frames, startEnd, idleEnd)) / idleHours
+	}
 	res.Idle = stats.SpreadOf(idle)
 	res.Start = stats.SpreadOf(win(res.Requests, 0, idleEnd))
 	startPeak := stats.SpreadOf(win(res.Requests, 0, startEnd)).Busiest
@@ -384,6 +424,10 @@ func printResult(r result) {
 		"start peak/idle mean %.1f, recovery %.2f | change->command p50 %.1fs p99 %.1fs max %.1fs missed %d | memory/agent %.0f KiB RSS, %.0f KiB heap | model CPU %.1fs\n",
 		r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour, r.IdleBytesOutPerAgentHour, r.IdleBytesInPerAgentHour,
 		r.Idle.Ratio, r.StartVsIdle.Ratio, r.Recovery.Ratio, p.P50, p.P99, p.Max, r.Missed, r.Memory.RSS/1024, r.Memory.Heap/1024, r.ModelCPU)
+	if r.Variant.Zaqar {
+		fmt.Printf("  zaqar model: %.0f frames / idle agent-hour; idle requests by kind %v; all requests by service %v; frames %v\n",
+			r.IdleFramesPerAgentHour, r.IdleKinds, r.Services, r.FrameKinds)
+	}
 	if r.Logged > 0 {
 		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
 	}
