@@ -2,9 +2,14 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
 	"github.com/tripleo-go/agent/internal/testkit/fleet/zaqarmodel"
+	"github.com/tripleo-go/agent/tools/fleetsim/report"
 )
 
 // The zaqar-push variant: each agent's zaqar collector talks to its own
@@ -61,4 +66,63 @@ func printTargets(c simConfig, r result) {
 		suffix, p.P99, pushP99Goal, verdict(p.N > 0 && r.Missed == 0 && p.P99 <= pushP99Goal))
 	fmt.Printf("TARGET os-collect-config/fleet-push-idle-requests-per-agent-hour%s measured=%.1freq goal=<=%.1freq %s\n",
 		suffix, r.IdleRequestsPerAgentHour, pushIdleGoal, verdict(r.IdleRequestsPerAgentHour <= pushIdleGoal))
+}
+
+// pushPlots are the pushed fleets' plots, beside the TempURL ones:
+// requests and frames to the Zaqar model over the run (sim-push-rate),
+// and change to command (sim-push-propagation), with the polling
+// fleet's for comparison when this run has it.
+func pushPlots(c simConfig, pushed, plain []result) error {
+	var rates, cdfs []report.Series
+	for _, r := range pushed {
+		name := fmt.Sprintf("%s (%d agents)", r.Variant.Name, r.Agents)
+		rates = append(rates, report.Rate(name+": requests", r.Requests, r.Agents, r.Bucket*30/r.Interval),
+			report.Rate(name+": websocket frames", r.Frames, r.Agents, r.Bucket*30/r.Interval))
+		if len(r.Propagation) > 0 {
+			cdfs = append(cdfs, report.CDF(fmt.Sprintf("%s, %d agents", r.Variant.Name, r.Agents), r.Propagation))
+		}
+	}
+	for _, r := range plain {
+		if r.Variant.Name == "ours" && len(r.Propagation) > 0 {
+			cdfs = append(cdfs, report.CDF(fmt.Sprintf("ours, polling a TempURL, %d agents", r.Agents), r.Propagation))
+		}
+	}
+	if err := report.Panels(filepath.Join(c.out, "sim-push-rate.png"),
+		fmt.Sprintf("Requests and frames to the Zaqar model; start at once, idle, 3 changes posted, outage, recovery (interval %s)", c.interval),
+		"seconds since the fleet started (at a 30 s interval)", "per s per 1000 agents", rates); err != nil {
+		return err
+	}
+	if len(cdfs) == 0 {
+		return nil
+	}
+	return report.Lines(filepath.Join(c.out, "sim-push-propagation.png"),
+		"A change posted to the queues, to the node's command", "seconds after the change", "% of agents whose command ran", cdfs)
+}
+
+// pushTable is the pushed fleets' own table: what an idle node costs by
+// service, and the frames beside the requests.
+func pushTable(pushed []result) string {
+	if len(pushed) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nZaqar model (per idle agent-hour in real time, not scaled to the interval; requests are HTTP requests and a socket's actions, frames are every websocket frame both ways):\n\n")
+	b.WriteString("| fleet | agents | requests / idle agent-hour | frames / idle agent-hour | idle requests by kind (whole fleet) | all requests by service | all frames by kind |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range pushed {
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %s | %s | %s |\n", r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour,
+			r.IdleFramesPerAgentHour, counts(r.IdleKinds), counts(r.Services), counts(r.FrameKinds))
+	}
+	return b.String()
+}
+
+// counts is "kind n, kind n" in the kinds' order.
+func counts(m map[string]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(out, ", ")
 }

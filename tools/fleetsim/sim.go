@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -395,48 +393,4 @@ func window(s []float64, a, b, bucket time.Duration) []float64 {
 		}
 	}
 	return out
-}
-
-// referenceRuns reads what the reference agents' command noted: "TIME
-// \"version\": N" per run.
-func referenceRuns(dir string, n int) []fleet.Run {
-	var out []fleet.Run
-	for i := 0; i < n; i++ {
-		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("agent-%05d", i), "runs"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var ts float64
-			var v int
-			if _, err := fmt.Sscanf(line, "%f \"version\": %d", &ts, &v); err == nil {
-				sec, frac := math.Modf(ts)
-				out = append(out, fleet.Run{Agent: i, At: time.Unix(int64(sec), int64(frac*1e9)), Version: v})
-			}
-		}
-	}
-	return out
-}
-
-func printResult(r result) {
-	p := stats.Summarize(r.Propagation)
-	fmt.Printf("%-24s agents %5d | idle per agent-hour (30 s): %.0f requests, %.0f bytes out, %.0f in | busiest/mean idle %.2f, "+
-		"start peak/idle mean %.1f, recovery %.2f | change->command p50 %.1fs p99 %.1fs max %.1fs missed %d | memory/agent %.0f KiB RSS, %.0f KiB heap | model CPU %.1fs\n",
-		r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour, r.IdleBytesOutPerAgentHour, r.IdleBytesInPerAgentHour,
-		r.Idle.Ratio, r.StartVsIdle.Ratio, r.Recovery.Ratio, p.P50, p.P99, p.Max, r.Missed, r.Memory.RSS/1024, r.Memory.Heap/1024, r.ModelCPU)
-	if r.Variant.Zaqar {
-		fmt.Printf("  zaqar model: %.0f frames / idle agent-hour; idle requests by kind %v; all requests by service %v; frames %v\n",
-			r.IdleFramesPerAgentHour, r.IdleKinds, r.Services, r.FrameKinds)
-	}
-	if r.Logged > 0 {
-		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
-	}
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }
