@@ -53,6 +53,9 @@ type Server struct {
 	OnSubscribed func(push func(body string))
 	// Refuse, when set and true, refuses every authentication.
 	Refuse func() bool
+	// IgnorePings, when set and true, leaves pings unanswered and
+	// uncounted, as a peer that is gone without a word does.
+	IgnorePings func() bool
 
 	mu    sync.Mutex
 	conns map[*websocket.Conn]bool
@@ -117,6 +120,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &session{srv: s, conn: conn}
 	defer c.close()
 	conn.SetPingHandler(func(data string) error {
+		if s.IgnorePings != nil && s.IgnorePings() {
+			return nil
+		}
 		s.frame(true, "ping", len(data))
 		s.frame(false, "pong", len(data))
 		// WriteControl may run beside the writer's writes.

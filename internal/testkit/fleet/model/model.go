@@ -227,7 +227,9 @@ type Stats struct {
 	// Frames is websocket frames per bucket, both ways, pings and
 	// pushes included; FrameKinds counts them by direction and kind
 	// ("in ping", "out notification").
-	Frames     []float64        `json:",omitempty"`
+	Frames []float64 `json:",omitempty"`
+	// Pushes is the notifications written per bucket (in Frames too).
+	Pushes     []float64        `json:",omitempty"`
 	FrameKinds map[string]int64 `json:",omitempty"`
 }
 

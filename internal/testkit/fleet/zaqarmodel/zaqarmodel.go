@@ -68,8 +68,8 @@ type Cloud struct {
 	outage  string
 	recover chan struct{} // closed when a hung outage ends
 
-	requests, bytesIn, bytesOut, frames *stats.Timeline
-	kinds, services, frameKinds         sync.Map // name -> *atomic.Int64
+	requests, bytesIn, bytesOut, frames, pushes *stats.Timeline
+	kinds, services, frameKinds                 sync.Map // name -> *atomic.Int64
 }
 
 // New is a model whose every queue holds version 0 of the document (a
@@ -80,7 +80,8 @@ func New(o Options, start time.Time) *Cloud {
 	}
 	c := &Cloud{opts: o, start: start, KS: keystonetest.New(Password), queues: map[string]*queue{},
 		requests: stats.NewTimeline(start, o.Bucket), bytesIn: stats.NewTimeline(start, o.Bucket),
-		bytesOut: stats.NewTimeline(start, o.Bucket), frames: stats.NewTimeline(start, o.Bucket)}
+		bytesOut: stats.NewTimeline(start, o.Bucket), frames: stats.NewTimeline(start, o.Bucket),
+		pushes: stats.NewTimeline(start, o.Bucket)}
 	// The run is shorter than the token's hour: a node authenticates once.
 	c.KS.UserID, c.KS.ProjectID = UserID, ProjectID
 	for i := 0; i < o.Queues; i++ {
@@ -124,6 +125,9 @@ func (c *Cloud) frame(in bool, kind string, _ int) {
 		if kind != "ping" && kind != "pong" {
 			c.request("zaqar-ws", kind, now)
 		}
+	}
+	if kind == "notification" {
+		c.pushes.Add(now, 1)
 	}
 	count(&c.frameKinds, dir+kind)
 }
@@ -169,7 +173,7 @@ func (c *Cloud) Open() int { return c.ws.Open() }
 // Stats is what was counted so far.
 func (c *Cloud) Stats() model.Stats {
 	s := model.Stats{Start: c.start, Bucket: c.opts.Bucket, Requests: c.requests.Sums(), BytesIn: c.bytesIn.Sums(),
-		BytesOut: c.bytesOut.Sums(), Frames: c.frames.Sums(),
+		BytesOut: c.bytesOut.Sums(), Frames: c.frames.Sums(), Pushes: c.pushes.Sums(),
 		Kinds: load(&c.kinds), Services: load(&c.services), FrameKinds: load(&c.frameKinds)}
 	c.mu.Lock()
 	s.Changes = append(s.Changes, c.changes...)
