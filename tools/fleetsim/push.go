@@ -123,10 +123,11 @@ func pushTable(pushed []result) string {
 	}
 	var b strings.Builder
 	b.WriteString("\nZaqar model (per idle agent-hour in real time, not scaled to the interval; requests are HTTP requests and a socket's actions, frames are every websocket frame both ways):\n\n")
-	b.WriteString("| fleet | agents | requests / idle agent-hour | frames / idle agent-hour | last push written, s after each change | idle requests by kind (whole fleet) | all requests by service | all frames by kind |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| fleet | agents | requests / idle agent-hour | frames / idle agent-hour | change -> push written p50 / p99 / max (s), pushes | last push written, s after each change | idle requests by kind (whole fleet) | all requests by service | all frames by kind |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pushed {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %s | %s | %s | %s |\n", r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour,
-			r.IdleFramesPerAgentHour, seconds3(r.FanOut), counts(r.IdleKinds), counts(r.Services), counts(r.FrameKinds))
+		d := stats.Summarize(r.PushDelays)
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.2f / %.2f / %.2f, %d | %s | %s | %s | %s |\n", r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour,
+			r.IdleFramesPerAgentHour, d.P50, d.P99, d.Max, d.N, seconds3(r.FanOut), counts(r.IdleKinds), counts(r.Services), counts(r.FrameKinds))
 	}
 	return b.String()
 }

@@ -83,10 +83,13 @@ type result struct {
 	// FanOut is, for each change, how long after it the model wrote its
 	// last push (to a bucket): the undercloud's share of change ->
 	// command, the rest being the nodes' passes.
-	FanOut    []float64 `json:",omitempty"`
-	ModelCPU  float64   // seconds, the model's process, whole run
-	Logged    int
-	LastLines []string
+	FanOut []float64 `json:",omitempty"`
+	// PushDelays are every push's delay after its change, seconds, all
+	// changes together.
+	PushDelays []float64 `json:",omitempty"`
+	ModelCPU   float64   // seconds, the model's process, whole run
+	Logged     int
+	LastLines  []string
 }
 
 func simMain(ctx context.Context, args []string) error {
@@ -341,6 +344,9 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		res.Services, res.FrameKinds, res.Frames = st.Services, st.FrameKinds, from(st.Frames, shift)
 		res.IdleKinds = diffCounts(idleTo.Kinds, idleFrom.Kinds)
 		res.IdleFramesPerAgentHour = stats.Sum(win(res.Frames, startEnd, idleEnd)) / idleHours
+		for _, d := range st.PushDelays {
+			res.PushDelays = append(res.PushDelays, d...)
+		}
 	}
 	res.Idle = stats.SpreadOf(idle)
 	res.Start = stats.SpreadOf(win(res.Requests, 0, idleEnd))

@@ -228,8 +228,11 @@ type Stats struct {
 	// pushes included; FrameKinds counts them by direction and kind
 	// ("in ping", "out notification").
 	Frames []float64 `json:",omitempty"`
-	// Pushes is the notifications written per bucket (in Frames too).
+	// Pushes is the notifications written per bucket (in Frames too);
+	// PushDelays, for each change, how long after it each notification
+	// was written, seconds: the undercloud's share of change -> command.
 	Pushes     []float64        `json:",omitempty"`
+	PushDelays [][]float64      `json:",omitempty"`
 	FrameKinds map[string]int64 `json:",omitempty"`
 }
 

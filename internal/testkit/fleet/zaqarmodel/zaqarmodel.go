@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,7 @@ type Cloud struct {
 	changes []time.Time
 	outage  string
 	recover chan struct{} // closed when a hung outage ends
+	delays  [][]float64   // per change: its pushes' delays, seconds
 
 	requests, bytesIn, bytesOut, frames, pushes *stats.Timeline
 	kinds, services, frameKinds                 sync.Map // name -> *atomic.Int64
@@ -128,6 +130,11 @@ func (c *Cloud) frame(in bool, kind string, _ int) {
 	}
 	if kind == "notification" {
 		c.pushes.Add(now, 1)
+		c.mu.Lock()
+		if k := len(c.changes); k > 0 {
+			c.delays[k-1] = append(c.delays[k-1], now.Sub(c.changes[k-1]).Seconds())
+		}
+		c.mu.Unlock()
 	}
 	count(&c.frameKinds, dir+kind)
 }
@@ -140,6 +147,7 @@ func (c *Cloud) Change() (int, time.Time) {
 	c.version++
 	v := c.version
 	c.changes = append(c.changes, now)
+	c.delays = append(c.delays, nil)
 	c.mu.Unlock()
 	c.post(model.Document(v, c.opts.DocBytes))
 	return v, now
@@ -177,6 +185,9 @@ func (c *Cloud) Stats() model.Stats {
 		Kinds: load(&c.kinds), Services: load(&c.services), FrameKinds: load(&c.frameKinds)}
 	c.mu.Lock()
 	s.Changes = append(s.Changes, c.changes...)
+	for _, d := range c.delays {
+		s.PushDelays = append(s.PushDelays, slices.Clone(d))
+	}
 	c.mu.Unlock()
 	return s
 }
