@@ -25,6 +25,22 @@ const (
 	pushIdleGoal = 0.1 * 268. // requests per idle agent-hour: 10% of the polling zaqar agent's (docs/scale.md)
 )
 
+// pushIdle is the pushed fleet's idle stretch, in intervals: its idle
+// cost is not a poll's but what comes every few minutes (the daemon's
+// safety listing every 10 minutes), which a 3-minute window, the fleet
+// started together, would catch for all agents or for none. 20
+// intervals are 10 minutes at 30 s: every listing once.
+const pushIdle = 20
+
+// idleExtra is how much longer v's idle stretch is than the timeline's
+// (the short run keeps its 27 s).
+func idleExtra(c simConfig, v variant) int {
+	if !v.Zaqar || c.short {
+		return 0
+	}
+	return pushIdle - (idleEnd - startEnd)
+}
+
 // zaqarConf is agent i's [zaqar] group.
 func zaqarConf(i int, authURL string) string {
 	return fmt.Sprintf("[zaqar]\nauth_url = %s\nuser_id = %s\npassword = %s\nproject_id = %s\nqueue_id = %s\nuse_websockets = true\n",

@@ -31,6 +31,15 @@ const (
 	referenceEnd = idleEnd
 )
 
+// ph is boundary k of a timeline whose idle stretch is extra intervals
+// longer (the pushed fleet's, push.go); the later phases move with it.
+func ph(extra, k int) float64 {
+	if k >= idleEnd {
+		return float64(k + extra)
+	}
+	return float64(k)
+}
+
 // variant is one kind of fleet.
 type variant struct {
 	Name string
@@ -74,7 +83,9 @@ type result struct {
 	Propagation []float64
 	PerChange   []stats.Summary
 	Missed      int
-	Memory      fleet.Memory // per agent
+	// ExtraIdle is how many intervals the idle stretch was longer.
+	ExtraIdle int          `json:",omitempty"`
+	Memory    fleet.Memory // per agent
 	// The Zaqar model's: requests by service and kind in the idle
 	// window, websocket frames per bucket, and per idle agent-hour.
 	IdleKinds, Services, FrameKinds map[string]int64 `json:",omitempty"`
@@ -107,8 +118,16 @@ func simMain(ctx context.Context, args []string) error {
 	fs.StringVar(&c.out, "out", "", "write results.json, report.md and the plots here")
 	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, zaqar-push, reference)")
 	fs.BoolVar(&c.short, "short", false, "the .ci/run size: 200 agents, a 1 s interval (the timeline scaled to 27 s), no splay or reference variant")
+	cpuProfile := fs.String("cpuprofile", "", "write the fleet process's CPU profile here (the agents' passes)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := profileCPU(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if c.short {
 		c.agents, c.refAgents, c.interval, c.splay = 200, 0, time.Second, 0
@@ -208,7 +227,9 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	defer m.stop()
 	cpu0 := m.cpuSeconds()
 	I := c.interval
-	end := recoveryEnd
+	extra := idleExtra(c, v)
+	res.ExtraIdle = extra
+	end := ph(extra, recoveryEnd)
 	if v.Reference {
 		end = referenceEnd // the lock-step is plain by then; Python is costly to host
 	}
@@ -285,7 +306,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			return wait(float64(end))
 		}
 		for k := 0; k < changes; k++ {
-			if err := wait(float64(idleEnd + k*changeEvery)); err != nil {
+			if err := wait(ph(extra, idleEnd+k*changeEvery)); err != nil {
 				return err
 			}
 			if v.Zaqar && k == 0 {
@@ -297,19 +318,19 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			}
 			chs = append(chs, change{ver, t})
 		}
-		if err := wait(outageAt); err != nil {
+		if err := wait(ph(extra, outageAt)); err != nil {
 			return err
 		}
 		if err := m.Control.Outage(ctx, c.outage); err != nil {
 			return err
 		}
-		if err := wait(outageEnd); err != nil {
+		if err := wait(ph(extra, outageEnd)); err != nil {
 			return err
 		}
 		if err := m.Control.Outage(ctx, ""); err != nil {
 			return err
 		}
-		return wait(float64(end))
+		return wait(end)
 	}()
 	st, serr := m.Control.Stats(context.Background())
 	res.ModelCPU = m.cpuSeconds() - cpu0
@@ -329,8 +350,9 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	res.Requests, res.BytesOut, res.BytesIn = from(st.Requests, shift), from(st.BytesOut, shift), from(st.BytesIn, shift)
 	res.Kinds = st.Kinds
 	win := func(s []float64, a, b float64) []float64 { return window(s, at(a), at(b), bucket) }
-	idle := win(res.Requests, startEnd, idleEnd)
-	idleHours := at(idleEnd-startEnd).Hours() * float64(n)
+	idleStop := ph(extra, idleEnd)
+	idle := win(res.Requests, startEnd, idleStop)
+	idleHours := at(idleStop-startEnd).Hours() * float64(n)
 	// per agent-hour at this interval, scaled to the same number of polls
 	// (a pushed fleet's idle cost is by the hour, not by the poll)
 	scale := I.Seconds() / 30
@@ -338,25 +360,25 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		scale = 1
 	}
 	res.IdleRequestsPerAgentHour = stats.Sum(idle) / idleHours * scale
-	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleEnd)) / idleHours * scale
-	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleEnd)) / idleHours * scale
+	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleStop)) / idleHours * scale
+	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleStop)) / idleHours * scale
 	if v.Zaqar {
 		res.Services, res.FrameKinds, res.Frames = st.Services, st.FrameKinds, from(st.Frames, shift)
 		res.IdleKinds = diffCounts(idleTo.Kinds, idleFrom.Kinds)
-		res.IdleFramesPerAgentHour = stats.Sum(win(res.Frames, startEnd, idleEnd)) / idleHours
+		res.IdleFramesPerAgentHour = stats.Sum(win(res.Frames, startEnd, idleStop)) / idleHours
 		for _, d := range st.PushDelays {
 			res.PushDelays = append(res.PushDelays, d...)
 		}
 	}
 	res.Idle = stats.SpreadOf(idle)
-	res.Start = stats.SpreadOf(win(res.Requests, 0, idleEnd))
+	res.Start = stats.SpreadOf(win(res.Requests, 0, idleStop))
 	startPeak := stats.SpreadOf(win(res.Requests, 0, startEnd)).Busiest
 	res.StartVsIdle = stats.Spread{Mean: res.Idle.Mean, Busiest: startPeak}
 	if res.Idle.Mean > 0 {
 		res.StartVsIdle.Ratio = startPeak / res.Idle.Mean
 	}
 	if !v.Reference {
-		res.Recovery = stats.SpreadOf(win(res.Requests, outageEnd, recoveryEnd))
+		res.Recovery = stats.SpreadOf(win(res.Requests, ph(extra, outageEnd), ph(extra, recoveryEnd)))
 	}
 	all := runs()
 	for _, ch := range chs {

@@ -61,6 +61,7 @@ func writeReport(c simConfig, results []result) error {
 			mem = fmt.Sprintf("%.0f KiB, %.0f KiB", r.Memory.RSS/1024, (r.Memory.Heap+r.Memory.Stacks)/1024)
 		}
 		per10k := 10000 / float64(r.Agents)
+		idleEnd := int(ph(r.ExtraIdle, idleEnd))
 		idleBytes := stats.Sum(window(r.BytesOut, seconds(c, startEnd), seconds(c, idleEnd), c.interval/30)) / (seconds(c, idleEnd-startEnd).Seconds()) * c.interval.Seconds() / 30
 		stalled := "-"
 		if !r.Variant.Reference && !strings.Contains(r.Variant.Conf, "jitter = false") {
@@ -117,7 +118,8 @@ func plainPlots(c simConfig, results []result) error {
 // spreads around it are the machine's, not the agents'.
 func stalls(c simConfig, r result) int {
 	n := 0
-	for _, w := range [][2]int{{startEnd, outageAt}, {outageEnd, recoveryEnd}} {
+	x := r.ExtraIdle
+	for _, w := range [][2]int{{startEnd, int(ph(x, outageAt))}, {int(ph(x, outageEnd)), int(ph(x, recoveryEnd))}} {
 		for _, v := range window(r.Requests, seconds(c, w[0]), seconds(c, w[1]), c.interval/30) {
 			if v == 0 {
 				n++
