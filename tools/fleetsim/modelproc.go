@@ -30,6 +30,7 @@ func modelMain(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	raiseFileLimit(3**queues + 1024)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { bufio.NewReader(os.Stdin).ReadString('\n'); cancel() }()

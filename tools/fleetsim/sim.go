@@ -132,7 +132,8 @@ func simMain(ctx context.Context, args []string) error {
 	if c.short {
 		c.agents, c.refAgents, c.interval, c.splay = 200, 0, time.Second, 0
 	}
-	raiseFileLimit(c.agents + 1024)
+	// a zaqar agent holds a socket and a keep-alive connection to Keystone
+	raiseFileLimit(3*c.agents + 1024)
 	want := func(key string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), key) }
 	var variants []variant
 	if want("ours") {
