@@ -135,10 +135,11 @@ torture:
 
 # What a fleet costs the undercloud (docs/scale.md), the long mode:
 # tools/fleetsim runs 10,000 of our daemons in one process against a
-# loopback model of the metadata endpoint (two variants), then with the
-# zaqar collector's websocket against a model of Keystone and a Zaqar
-# that pushes (zaqar-push; 13.5 minutes each, its TARGET lines), and 20
-# of the reference's (5 minutes); then test/e2e's TestFleet
+# loopback model of the metadata endpoint (two variants, 13.5 minutes
+# each), then with the zaqar collector's websocket against a model of
+# Keystone and a Zaqar that pushes (zaqar-push, 20.5 minutes: a 10-minute
+# idle stretch; its TARGET lines), and 20 of the reference's (5
+# minutes); then test/e2e's TestFleet
 # runs 200 of ours and 20 of the reference's against the e2e lab's real
 # services, 5 idle minutes per transport and agent (root; the lab as
 # make e2e starts it). Tables, results and plots land in FLEET_OUT.
