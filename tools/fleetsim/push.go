@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
 	"github.com/tripleo-go/agent/internal/testkit/fleet/zaqarmodel"
@@ -45,21 +44,6 @@ func idleExtra(c simConfig, v variant) int {
 func zaqarConf(i int, authURL string) string {
 	return fmt.Sprintf("[zaqar]\nauth_url = %s\nuser_id = %s\npassword = %s\nproject_id = %s\nqueue_id = %s\nuse_websockets = true\n",
 		authURL, zaqarmodel.UserID, zaqarmodel.Password, zaqarmodel.ProjectID, zaqarmodel.QueueName(i))
-}
-
-// fanOut is how long after a change at since the fleet's start the last
-// push within span was written, to the end of its bucket; 0 if none.
-func fanOut(pushes []float64, since, span, bucket time.Duration) float64 {
-	last := -1
-	for i := int(since / bucket); i < len(pushes) && time.Duration(i)*bucket < since+span; i++ {
-		if i >= 0 && pushes[i] > 0 {
-			last = i
-		}
-	}
-	if last < 0 {
-		return 0
-	}
-	return (time.Duration(last+1)*bucket - since).Seconds()
 }
 
 // diffCounts is b - a, kind by kind, without the kinds that did not move.
@@ -139,25 +123,13 @@ func pushTable(pushed []result) string {
 	}
 	var b strings.Builder
 	b.WriteString("\nZaqar model (per idle agent-hour in real time, not scaled to the interval; requests are HTTP requests and a socket's actions, frames are every websocket frame both ways):\n\n")
-	b.WriteString("| fleet | agents | requests / idle agent-hour | frames / idle agent-hour | change -> push written p50 / p99 / max (s), pushes | last push written, s after each change | idle requests by kind (whole fleet) | all requests by service | all frames by kind |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| fleet | agents | requests / idle agent-hour | frames / idle agent-hour | change -> push written p50 / p99 / max (s), pushes | idle requests by kind (whole fleet) | all requests by service | all frames by kind |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pushed {
 		d := stats.Summarize(r.PushDelays)
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.2f / %.2f / %.2f, %d | %s | %s | %s | %s |\n", r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour,
-			r.IdleFramesPerAgentHour, d.P50, d.P99, d.Max, d.N, seconds3(r.FanOut), counts(r.IdleKinds), counts(r.Services), counts(r.FrameKinds))
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.2f / %.2f / %.2f, %d | %s | %s | %s |\n", r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour,
+			r.IdleFramesPerAgentHour, d.P50, d.P99, d.Max, d.N, counts(r.IdleKinds), counts(r.Services), counts(r.FrameKinds))
 	}
 	return b.String()
-}
-
-// seconds3 is "a / b / c" seconds.
-func seconds3(xs []float64) string {
-	var out []string
-	for _, x := range xs {
-		out = append(out, fmt.Sprintf("%.2f", x))
-	}
-	if len(out) == 0 {
-		return "-"
-	}
-	return strings.Join(out, " / ")
 }
 
 // counts is "kind n, kind n" in the kinds' order.

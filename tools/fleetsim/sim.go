@@ -91,10 +91,6 @@ type result struct {
 	IdleKinds, Services, FrameKinds map[string]int64 `json:",omitempty"`
 	Frames                          []float64        `json:",omitempty"`
 	IdleFramesPerAgentHour          float64          `json:",omitempty"`
-	// FanOut is, for each change, how long after it the model wrote its
-	// last push (to a bucket): the undercloud's share of change ->
-	// command, the rest being the nodes' passes.
-	FanOut []float64 `json:",omitempty"`
 	// PushDelays are every push's delay after its change, seconds, all
 	// changes together.
 	PushDelays []float64 `json:",omitempty"`
@@ -382,11 +378,6 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		res.Recovery = stats.SpreadOf(win(res.Requests, ph(extra, outageEnd), ph(extra, recoveryEnd)))
 	}
 	all := runs()
-	for _, ch := range chs {
-		if v.Zaqar {
-			res.FanOut = append(res.FanOut, fanOut(from(st.Pushes, shift), ch.at.Sub(started), at(changeEvery), bucket))
-		}
-	}
 	for k, ch := range chs {
 		deadline := ch.at.Add(at(changeEvery))
 		first := map[int]float64{}

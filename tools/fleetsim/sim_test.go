@@ -60,18 +60,6 @@ func TestMergeResults(t *testing.T) {
 	}
 }
 
-// The last push after a change is read to the end of its bucket; pushes
-// of the next change do not count.
-func TestFanOut(t *testing.T) {
-	p := []float64{9, 0, 0, 5, 2, 0, 0, 7}
-	if got := fanOut(p, 2*time.Second, 4*time.Second, time.Second); got != 3 {
-		t.Fatalf("fan-out %v s, want 3 (the bucket of 4 s ends at 5 s)", got)
-	}
-	if got := fanOut(p, 5*time.Second, time.Second, time.Second); got != 0 {
-		t.Fatalf("fan-out %v s without a push", got)
-	}
-}
-
 // A pushed fleet idles 10 minutes at 30 s, and its later phases move
 // with it; the short run and the polling fleets keep the timeline.
 func TestPushedFleetIdlesLonger(t *testing.T) {

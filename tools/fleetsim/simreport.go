@@ -196,8 +196,8 @@ func printResult(r result) {
 		r.Idle.Ratio, r.StartVsIdle.Ratio, r.Recovery.Ratio, p.P50, p.P99, p.Max, r.Missed, r.Memory.RSS/1024, r.Memory.Heap/1024, r.ModelCPU)
 	if r.Variant.Zaqar {
 		d := stats.Summarize(r.PushDelays)
-		fmt.Printf("  zaqar model: change->push written p50 %.2fs p99 %.2fs max %.2fs (%d pushes) | %.0f frames / idle agent-hour; last push written %s s after each change; idle requests by kind %v; all requests by service %v; frames %v\n",
-			d.P50, d.P99, d.Max, d.N, r.IdleFramesPerAgentHour, seconds3(r.FanOut), r.IdleKinds, r.Services, r.FrameKinds)
+		fmt.Printf("  zaqar model: change->push written p50 %.2fs p99 %.2fs max %.2fs (%d pushes) | %.0f frames / idle agent-hour; idle requests by kind %v; all requests by service %v; frames %v\n",
+			d.P50, d.P99, d.Max, d.N, r.IdleFramesPerAgentHour, r.IdleKinds, r.Services, r.FrameKinds)
 	}
 	if r.Logged > 0 {
 		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
