@@ -56,6 +56,15 @@ type Server struct {
 	// IgnorePings, when set and true, leaves pings unanswered and
 	// uncounted, as a peer that is gone without a word does.
 	IgnorePings func() bool
+	// RefuseSubscriptions, when set and true, answers
+	// subscription_create 503, as a Zaqar whose notifications are down.
+	RefuseSubscriptions func() bool
+	// OnRequest, when set, is told of every request whose headers are
+	// right, by action, before it is served.
+	OnRequest func(action string)
+	// OnClosed, when set, is told that a connection ended, clean when
+	// the client closed it with a normal closure frame.
+	OnClosed func(clean bool)
 
 	mu    sync.Mutex
 	conns map[*websocket.Conn]bool
@@ -131,6 +140,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for {
 		_, b, err := conn.ReadMessage()
 		if err != nil {
+			if s.OnClosed != nil {
+				s.OnClosed(websocket.IsCloseError(err, websocket.CloseNormalClosure))
+			}
 			return
 		}
 		var req request
@@ -150,6 +162,7 @@ type session struct {
 	conn   *websocket.Conn
 	wmu    sync.Mutex
 	authed bool
+	token  string // the authentication's, checked on every request
 	queue  string
 	// subscription
 	smu     sync.Mutex
@@ -185,10 +198,20 @@ func (c *session) handle(req request) {
 		c.reply(req.Action, 400, `{"error": "headers"}`)
 		return
 	}
+	if s.OnRequest != nil {
+		s.OnRequest(req.Action)
+	}
+	// As Zaqar does once the token the socket authenticated with
+	// expires, requests are refused from then on.
+	if req.Action != "authenticate" && c.authed && !s.Backend.Authenticate(c.token) {
+		c.reply(req.Action, 401, `{"error": "token expired"}`)
+		return
+	}
 	queue, _ := req.Body["queue_name"].(string)
 	switch req.Action {
 	case "authenticate":
-		c.authed = (s.Refuse == nil || !s.Refuse()) && s.Backend.Authenticate(req.Headers["X-Auth-Token"])
+		c.token = req.Headers["X-Auth-Token"]
+		c.authed = (s.Refuse == nil || !s.Refuse()) && s.Backend.Authenticate(c.token)
 		if !c.authed {
 			c.reply(req.Action, 401, `{"error": "auth"}`)
 			return
@@ -203,6 +226,10 @@ func (c *session) handle(req request) {
 	case "subscription_create":
 		if !c.authed || !s.Backend.HasQueue(queue) {
 			c.reply(req.Action, 403, `{}`)
+			return
+		}
+		if s.RefuseSubscriptions != nil && s.RefuseSubscriptions() {
+			c.reply(req.Action, 503, `{"error": "notifications are down"}`)
 			return
 		}
 		ttl, _ := req.Body["ttl"].(float64)

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,12 +15,17 @@ import (
 // one is a backend of one queue "q" and one token "tok".
 type one struct {
 	mu      sync.Mutex
+	expired bool
 	pending []string
 	subs    map[*func(string)]bool
 }
 
-func (b *one) Authenticate(token string) bool { return token == "tok" }
-func (b *one) HasQueue(name string) bool      { return name == "q" }
+func (b *one) Authenticate(token string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return token == "tok" && !b.expired
+}
+func (b *one) HasQueue(name string) bool { return name == "q" }
 func (b *one) Pop(_ string, n int) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -164,5 +170,30 @@ func TestPushesEndWithTheTTL(t *testing.T) {
 	defer mu.Unlock()
 	if frames["out notification"] != 2 || frames["in subscription_create"] != 2 || frames["out response"] != 3 {
 		t.Fatalf("frames %v", frames)
+	}
+}
+
+// Once the socket's token expires its requests are refused; a refused
+// subscription answers 503; a clean close is told apart.
+func TestExpiredTokenRefusedSubscriptionAndClose(t *testing.T) {
+	b := &one{}
+	var refuse atomic.Bool
+	closed := make(chan bool, 1)
+	c := connect(t, &Server{Backend: b, ProjectID: "pid", RefuseSubscriptions: refuse.Load,
+		OnClosed: func(clean bool) { closed <- clean }})
+	c.do("authenticate", nil, map[string]string{"X-Auth-Token": "tok"})
+	refuse.Store(true)
+	if st, _ := c.do("subscription_create", map[string]any{"queue_name": "q"}, nil); st != 503 {
+		t.Fatalf("refused subscription: %d", st)
+	}
+	b.mu.Lock()
+	b.expired = true
+	b.mu.Unlock()
+	if st, body := c.do("queue_create", map[string]any{"queue_name": "q"}, nil); st != 401 || body != `{"error": "token expired"}` {
+		t.Fatalf("after the expiry: %d %s", st, body)
+	}
+	c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+	if clean := <-closed; !clean {
+		t.Fatal("a normal closure was not clean")
 	}
 }
