@@ -102,6 +102,28 @@ type Watcher interface {
 	Watch() (dirs, files []string)
 }
 
+// Pusher is a Collector whose source can tell the daemon of a change:
+// the daemon runs Listen once the collector is built, and a pass reads
+// the source as always, so nothing said while no one listened is lost.
+type Pusher interface {
+	// Listen keeps the source's push channel open until ctx ends,
+	// calling p.Wake when a pass should run now; it returns when ctx
+	// ends, its connections closed.
+	Listen(ctx context.Context, p Push)
+}
+
+// Push is what the daemon gives a Pusher.
+type Push struct {
+	// Wake asks for a pass now; it never blocks.
+	Wake func()
+	// Backoff caps the wait between two attempts to listen again: the
+	// polling interval, which a source that cannot push falls back to.
+	Backoff time.Duration
+	// Rand returns a number in [0, 1), After is the clock of the waits.
+	Rand  func() float64
+	After func(time.Duration) <-chan time.Time
+}
+
 // Registration is one collector a program knows.
 type Registration struct {
 	Name string

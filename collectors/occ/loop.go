@@ -31,16 +31,22 @@ func (r *runner) daemon(ctx context.Context) error {
 	defer r.env.Notify.Stopping()
 	sched := newSchedule(collectors.Seconds(r.cfg.MinPollingInterval), collectors.Seconds(r.cfg.PollingInterval),
 		r.cfg.Jitter, r.env.rand)
-	var wake <-chan struct{}
-	if w := watchSources(ctx, r.cfg, r.log); w != nil {
+	// One wake-up channel for every source that can say it changed: a
+	// watched local file, a collector that pushes.
+	wake := make(chan struct{}, 1)
+	if w := watchSources(ctx, r.cfg, r.log, wake); w != nil {
 		defer w.stop()
-		wake = w.wake
 	}
+	push := r.newPushers(ctx, wake)
+	defer push.stop()
+	r.build()
+	push.start(r.instances)
 	for ready := false; ; ready = true {
 		status, changed, err := r.pass(ctx)
 		if err != nil {
 			return err
 		}
+		push.start(r.instances)
 		// The daemon sleeps most of its life: hand the pass's garbage back
 		// to the kernel now rather than keep it resident until the
 		// scavenger gets to it (one collection per pass, well under a
@@ -63,6 +69,7 @@ func (r *runner) daemon(ctx context.Context) error {
 		// Unlike the reference (after a command only), every pass checks
 		// whether the configuration changed.
 		if r.configChanged() {
+			push.stop() // the re-execution would not run the defers
 			return r.reload("Configuration changed")
 		}
 		// After a change, poll soon again (the reference's help text
@@ -79,6 +86,7 @@ func (r *runner) daemon(ctx context.Context) error {
 		}
 		hup, err := r.sleep(ctx, wait, wake)
 		if hup && r.configValid() {
+			push.stop()
 			return r.reload("SIGHUP received")
 		}
 		if err != nil {
@@ -87,7 +95,7 @@ func (r *runner) daemon(ctx context.Context) error {
 	}
 }
 
-// sleep waits for d, or less if a local source changes (wake) or SIGHUP
+// sleep waits for d, or less if a source says it changed (wake) or SIGHUP
 // arrives, which it reports; ctx's end is its error. It waits in slices no
 // longer than the watchdog interval, pinging between them from this loop,
 // so a stuck loop is what the watchdog sees.
@@ -104,7 +112,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration, wake <-chan struct{
 		case <-r.env.Hangup: // a nil channel never delivers
 			return true, nil
 		case <-wake:
-			r.log.Debug("A local source changed: collecting now.")
+			r.log.Debug("A source changed: collecting now.")
 			return false, nil
 		case <-r.env.after(slice):
 		}

@@ -20,15 +20,14 @@ const debounce = 50 * time.Millisecond
 // watcher wakes the daemon when a local directory or a heat_local file
 // changes, instead of waiting for the next poll.
 type watcher struct {
-	wake chan struct{}
 	stop func()
 }
 
 // watchSources starts watching the sources of the configured collectors
 // that live on this machine. Its goroutine is owned by ctx and waited for
-// by stop. It returns nil when there is nothing to watch or the system
-// refuses.
-func watchSources(ctx context.Context, cfg *Config, log *slog.Logger) *watcher {
+// by stop. A change is a wake-up sent on wake (see wakeUp). It returns nil
+// when there is nothing to watch or the system refuses.
+func watchSources(ctx context.Context, cfg *Config, log *slog.Logger, wake chan struct{}) *watcher {
 	dirs := map[string]bool{}     // watched directories
 	files := map[string]bool{}    // watched files, by clean path
 	anyInDir := map[string]bool{} // directories where any change counts
@@ -68,7 +67,7 @@ func watchSources(ctx context.Context, cfg *Config, log *slog.Logger) *watcher {
 		fw.Close()
 		return nil
 	}
-	w := &watcher{wake: make(chan struct{}, 1)}
+	w := &watcher{}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -97,10 +96,7 @@ func watchSources(ctx context.Context, cfg *Config, log *slog.Logger) *watcher {
 				log.Debug("watching local sources: " + err.Error())
 			case <-timer:
 				timer = nil
-				select {
-				case w.wake <- struct{}{}:
-				default: // a wake-up is already pending
-				}
+				wakeUp(wake)
 			}
 		}
 	}()

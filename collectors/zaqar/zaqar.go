@@ -5,7 +5,8 @@
 // newest (the reference popped one per poll, so it needed a poll per
 // snapshot to catch up). An empty queue means no change: the last
 // snapshot, from this process or from the cache, stands. Over a websocket
-// the pass also waits, a bounded time, for a snapshot to arrive.
+// a one-time pass also waits, a bounded time, for a snapshot to arrive;
+// the daemon keeps its websocket subscribed instead (push.go).
 package zaqar
 
 import (
@@ -43,7 +44,7 @@ func NewConfig() collectors.Config { return new(Config) }
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name, append(collectors.KeystoneOptions(&c.Creds),
 		config.Option{Name: "queue-id", Help: "The Zaqar queue that Heat posts the node's metadata to.", Into: &c.QueueID},
-		config.Option{Name: "use-websockets", Default: []string{"false"}, Help: "Talk to Zaqar over a websocket rather than HTTP.", Into: &c.UseWebsockets},
+		config.Option{Name: "use-websockets", Default: []string{"false"}, Help: "Talk to Zaqar over a websocket rather than HTTP; the daemon keeps it subscribed to the queue, so a posted change wakes it at once.", Into: &c.UseWebsockets},
 		config.Option{Name: "region-name", Help: "The region whose Zaqar endpoint is used, from the Keystone catalog.", Into: &c.RegionName},
 		config.Option{Name: "ssl-certificate-validation", Default: []string{"false"}, Help: "Verify Zaqar's TLS certificate.", Into: &c.SSLCertificateValidation},
 		config.Option{Name: "ca-file", Help: "A CA certificate file to verify Zaqar's TLS certificate with.", Into: &c.CAFile})...)
@@ -92,8 +93,16 @@ type Collector struct {
 	CachePath string
 	Log       *slog.Logger
 
+	// SafetyRead, SubscriptionTTL and Now tune push (push.go): the
+	// defaults when zero, time.Now when nil.
+	SafetyRead, SubscriptionTTL time.Duration
+	Now                         func() time.Time
+
 	mu   sync.Mutex
 	last jsondoc.Value
+	// pmu guards push, shared with the goroutine of Listen.
+	pmu  sync.Mutex
+	push pushState
 }
 
 // Collect pops the queue.
@@ -141,11 +150,17 @@ func (c *Collector) pop(ctx context.Context) (jsondoc.Value, error) {
 	var raw json.RawMessage
 	var err error
 	if c.UseWebsockets {
-		wait := c.WaitTimeout
-		if wait <= 0 {
-			wait = 30 * time.Second
+		var ok bool
+		if raw, ok = c.popPushed(ctx); !ok {
+			wait := c.WaitTimeout
+			switch {
+			case c.listening(): // the daemon's subscription does the waiting
+				wait = 0
+			case wait <= 0:
+				wait = 30 * time.Second
+			}
+			raw, err = c.Queue.PopOrWait(ctx, wait)
 		}
-		raw, err = c.Queue.PopOrWait(ctx, wait)
 	} else {
 		raw, err = c.Queue.PopNewest(ctx)
 	}

@@ -209,3 +209,18 @@ func TestMessagesReadOneByOne(t *testing.T) {
 		t.Fatalf("log %s", log.String())
 	}
 }
+
+// Over a websocket too, a refused token is replaced once.
+func TestWebsocketRevokedTokenIsReplacedOnce(t *testing.T) {
+	c := newCloud(t)
+	col := newCollector(t, c, &bytes.Buffer{})
+	col.UseWebsockets, col.WaitTimeout = true, 100*time.Millisecond
+	c.Post(snapshot(1))
+	collect(t, col)
+	k := c.KS.Requests()
+	c.KS.RevokeAll()
+	c.Post(snapshot(2))
+	if names, _ := collect(t, col); strings.Join(names, " ") != "zaqar d2" || c.KS.Requests() != k+1 {
+		t.Fatalf("keys %v, keystone requests %d -> %d", names, k, c.KS.Requests())
+	}
+}

@@ -50,7 +50,31 @@ type wsConn struct {
 	notes []json.RawMessage
 }
 
-func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsConn, error) {
+// connect opens a websocket and authenticates on it, bounded by ctx; a
+// refused token is replaced once.
+func (q *Queue) connect(ctx context.Context) (*wsConn, error) {
+	for attempt := 0; ; attempt++ {
+		token, err := q.Session.Token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		endpoint, err := q.Session.Endpoint("messaging-websocket", q.Region)
+		if err != nil {
+			return nil, err
+		}
+		w, err := q.dial(ctx, endpoint, token)
+		var se statusError
+		if errors.As(err, &se) && se.status == http.StatusUnauthorized && attempt == 0 {
+			q.Session.Invalidate()
+			continue
+		}
+		return w, err
+	}
+}
+
+// dial opens a websocket and authenticates on it, both bounded by ctx;
+// the connection then outlives ctx.
+func (q *Queue) dial(ctx context.Context, endpoint, token string) (*wsConn, error) {
 	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, TLSClientConfig: q.TLS, Proxy: http.ProxyFromEnvironment}
 	conn, _, err := d.DialContext(ctx, endpoint, nil)
 	if err != nil {
@@ -60,17 +84,41 @@ func (q *Queue) dialWebsocket(ctx context.Context, endpoint, token string) (*wsC
 	limit := cmp.Or(q.MaxFrame, httpclient.DefaultMaxBody)
 	conn.SetReadLimit(limit)
 	w := &wsConn{conn: conn, limit: limit, option: q.MaxFrameOption, headers: map[string]string{"Client-ID": q.ClientID(), "X-Project-ID": q.Session.Creds.ProjectID}}
-	// Every read and write ends with the pass's context.
-	context.AfterFunc(ctx, func() { conn.Close() })
-	if _, err := w.send(ctx, "authenticate", nil, map[string]string{"X-Auth-Token": token}); err != nil {
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	_, err = w.send(ctx, "authenticate", nil, map[string]string{"X-Auth-Token": token})
+	if !stop() || err != nil {
 		conn.Close()
-		return nil, err
+		return nil, cmp.Or(err, ctx.Err())
 	}
+	conn.SetReadDeadline(time.Time{})
+	conn.SetWriteDeadline(time.Time{})
 	return w, nil
 }
 
 // send makes one request and returns its response's body.
 func (w *wsConn) send(ctx context.Context, action string, body any, extra map[string]string) (json.RawMessage, error) {
+	if err := w.write(ctx, action, body, extra); err != nil {
+		return nil, err
+	}
+	for {
+		f, err := w.read(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("zaqar %s: %w", action, err)
+		}
+		if f.Request == nil { // a notification, kept for later
+			w.notes = append(w.notes, f.Body)
+			continue
+		}
+		if st := f.status(); st >= 300 {
+			return nil, statusError{action, st}
+		}
+		return f.Body, nil
+	}
+}
+
+// write sends one request; the token, when there is one, only in its
+// headers, which no error repeats.
+func (w *wsConn) write(ctx context.Context, action string, body any, extra map[string]string) error {
 	headers := map[string]string{}
 	for k, v := range w.headers {
 		headers[k] = v
@@ -84,24 +132,13 @@ func (w *wsConn) send(ctx context.Context, action string, body any, extra map[st
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		w.conn.SetWriteDeadline(dl)
+	} else {
+		w.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
 	}
 	if err := w.conn.WriteJSON(msg); err != nil {
-		return nil, fmt.Errorf("zaqar %s: %w", action, err)
+		return fmt.Errorf("zaqar %s: %w", action, err)
 	}
-	for {
-		f, err := w.read(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("zaqar %s: %w", action, err)
-		}
-		if f.Request == nil { // a notification, kept for later
-			w.notes = append(w.notes, f.Body)
-			continue
-		}
-		if st := f.status(); st >= 300 {
-			return nil, fmt.Errorf("zaqar %s: status %d", action, st)
-		}
-		return f.Body, nil
-	}
+	return nil
 }
 
 func (w *wsConn) read(ctx context.Context) (*frame, error) {
@@ -120,28 +157,25 @@ func (w *wsConn) read(ctx context.Context) (*frame, error) {
 
 // PopOrWait pops every pending message over a websocket and returns the
 // body of the newest; when none is pending it waits up to wait for one to
-// be posted. nil: nothing within the wait.
+// be posted. nil: nothing within the wait. A wait of 0 only pops.
 func (q *Queue) PopOrWait(ctx context.Context, wait time.Duration) (json.RawMessage, error) {
-	token, err := q.Session.Token(ctx)
-	if err != nil {
-		return nil, err
-	}
-	endpoint, err := q.Session.Endpoint("messaging-websocket", q.Region)
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
-	w, err := q.dialWebsocket(ctx, endpoint, token)
+	w, err := q.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer w.conn.Close()
+	// Every read and write ends with the pass's context.
+	context.AfterFunc(ctx, func() { w.conn.Close() })
 	if _, err := w.send(ctx, "queue_create", map[string]any{"queue_name": q.Name}, nil); err != nil {
 		return nil, err
 	}
-	if _, err := w.send(ctx, "subscription_create", map[string]any{"queue_name": q.Name, "ttl": 10000}, nil); err != nil {
-		return nil, err
+	// No wait, no subscription: the daemon's own does the waiting.
+	if wait > 0 {
+		if _, err := w.send(ctx, "subscription_create", map[string]any{"queue_name": q.Name, "ttl": 10000}, nil); err != nil {
+			return nil, err
+		}
 	}
 	newest, err := drain(func() ([]message, error) {
 		body, err := w.send(ctx, "message_delete_many", map[string]any{"queue_name": q.Name, "pop": popBatch}, nil)

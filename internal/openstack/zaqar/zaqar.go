@@ -46,6 +46,10 @@ type Queue struct {
 	// MaxFrameOption names the option that sets MaxFrame, in the error
 	// of a frame over it.
 	MaxFrameOption string
+	// PingEvery and PongWait are a kept websocket's liveness check: a
+	// ping every PingEvery, answered within PongWait (DefaultPingEvery
+	// and DefaultPongWait when zero).
+	PingEvery, PongWait time.Duration
 
 	once     sync.Once
 	clientID string

@@ -3,7 +3,7 @@
 // queue of project "pid", popped over HTTP (API v2) or a websocket,
 // posted to over HTTP (API v1.1), with counts and faults to inject. As
 // Zaqar does, a message posted is also sent to the websockets subscribed
-// to the queue.
+// to the queue (websocket.go), which tests can drop.
 package zaqartest
 
 import (
@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 	"github.com/tripleo-go/agent/internal/testkit/zaqarws"
@@ -40,9 +39,18 @@ type Cloud struct {
 	wsPost   string
 	// raw, when set, is the next HTTP pop's answer, verbatim.
 	raw string
-	// subs push to the subscribed websockets.
-	subs map[*func(string)]bool
-	ws   *zaqarws.Server
+	// subs push to the subscribed websockets, ws serves them
+	// (websocket.go); actions counts the websocket requests by action,
+	// pings the pings answered, cleanCloses the sockets closed cleanly;
+	// ignorePings leaves pings unanswered, subRefuse refuses
+	// subscriptions.
+	subs        map[*func(string)]bool
+	ws          *zaqarws.Server
+	actions     map[string]int
+	pings       int
+	ignorePings bool
+	subRefuse   bool
+	cleanCloses int
 }
 
 type posted struct {
@@ -252,66 +260,4 @@ func (c *Cloud) servePost(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, `{"resources": [%s]}`, strings.Join(ids, ", "))
-}
-
-// The websocket: zaqarws speaks the protocol, the cloud holds the queue.
-
-func (c *Cloud) websocket() *zaqarws.Server {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ws == nil {
-		c.ws = &zaqarws.Server{Backend: cloudBackend{c}, ProjectID: c.KS.ProjectID,
-			Refuse: func() bool {
-				c.mu.Lock()
-				defer c.mu.Unlock()
-				return c.wsRefuse
-			},
-			OnSubscribed: func(push func(string)) {
-				c.mu.Lock()
-				post := c.wsPost
-				c.mu.Unlock()
-				if post != "" {
-					time.Sleep(200 * time.Millisecond)
-					push(post)
-				}
-			}}
-	}
-	return c.ws
-}
-
-// cloudBackend is the cloud's one queue for zaqarws.
-type cloudBackend struct{ c *Cloud }
-
-func (b cloudBackend) Authenticate(token string) bool { return b.c.KS.Valid(token) }
-func (b cloudBackend) HasQueue(name string) bool      { return name == b.c.Queue }
-
-func (b cloudBackend) Pop(_ string, n int) []string {
-	b.c.mu.Lock()
-	defer b.c.mu.Unlock()
-	return b.c.popLocked(min(n, len(b.c.pending)))
-}
-
-func (b cloudBackend) List(_ string, n int) []string {
-	b.c.mu.Lock()
-	defer b.c.mu.Unlock()
-	var out []string
-	for _, m := range b.c.pending[:min(n, len(b.c.pending))] {
-		out = append(out, item(m))
-	}
-	return out
-}
-
-func (b cloudBackend) Subscribe(_ string, push func(string)) func() {
-	b.c.mu.Lock()
-	defer b.c.mu.Unlock()
-	if b.c.subs == nil {
-		b.c.subs = map[*func(string)]bool{}
-	}
-	key := &push
-	b.c.subs[key] = true
-	return func() {
-		b.c.mu.Lock()
-		defer b.c.mu.Unlock()
-		delete(b.c.subs, key)
-	}
 }
