@@ -136,7 +136,10 @@ torture:
 # What a fleet costs the undercloud (docs/scale.md), the long mode:
 # tools/fleetsim runs 10,000 of our daemons in one process against a
 # loopback model of the metadata endpoint (two variants, 13.5 minutes
-# each) and 20 of the reference's (5 minutes); then test/e2e's TestFleet
+# each), then with the zaqar collector's websocket against a model of
+# Keystone and a Zaqar that pushes (zaqar-push, 20.5 minutes: a 10-minute
+# idle stretch; its TARGET lines), and 20 of the reference's (5
+# minutes); then test/e2e's TestFleet
 # runs 200 of ours and 20 of the reference's against the e2e lab's real
 # services, 5 idle minutes per transport and agent (root; the lab as
 # make e2e starts it). Tables, results and plots land in FLEET_OUT.
@@ -146,7 +149,7 @@ fleet:
 	FLEET_LONG=1 FLEET_OUT=$(FLEET_OUT) E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 150m -run 'TestFleet' ./test/e2e/
 
 # The short simulation .ci/run prints (200 agents, the timeline at a 1 s
-# interval, under a minute); make e2e runs TestFleet's short mode.
+# interval, 27 s a variant); make e2e runs TestFleet's short mode.
 fleet-short:
 	$(GO) run ./tools/fleetsim sim -short
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
+	"github.com/tripleo-go/agent/internal/testkit/fleet/zaqarmodel"
 	"github.com/tripleo-go/agent/internal/testkit/procstat"
 )
 
@@ -25,16 +26,28 @@ func modelMain(ctx context.Context, args []string) error {
 	docBytes := fs.Int("doc-bytes", 8192, "the document's size")
 	latency := fs.Duration("latency", 0, "added to every answer")
 	bucket := fs.Duration("bucket", time.Second, "the timelines' resolution")
+	queues := fs.Int("zaqar-queues", 0, "model Keystone and Zaqar with this many queues, not a TempURL")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	raiseFileLimit(3**queues + 1024)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { bufio.NewReader(os.Stdin).ReadString('\n'); cancel() }()
-	e := model.New(model.Options{DocBytes: *docBytes, Latency: *latency, Bucket: *bucket}, time.Now())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
+	}
+	var e interface {
+		model.Model
+		Serve(context.Context, net.Listener) error
+	}
+	url := fmt.Sprintf("http://%s/v1/AUTH_fleet/metadata/server.json", ln.Addr())
+	if *queues > 0 {
+		e = zaqarmodel.New(zaqarmodel.Options{Queues: *queues, DocBytes: *docBytes, Latency: *latency, Bucket: *bucket}, time.Now())
+		url = zaqarmodel.AuthURL("http://" + ln.Addr().String())
+	} else {
+		e = model.New(model.Options{DocBytes: *docBytes, Latency: *latency, Bucket: *bucket}, time.Now())
 	}
 	cl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,23 +56,24 @@ func modelMain(ctx context.Context, args []string) error {
 	ctl := &http.Server{Handler: model.Control(e)}
 	go ctl.Serve(cl)
 	defer ctl.Close()
-	fmt.Printf("http://%s/v1/AUTH_fleet/metadata/server.json http://%s\n", ln.Addr(), cl.Addr())
+	fmt.Printf("%s http://%s\n", url, cl.Addr())
 	return e.Serve(ctx, ln)
 }
 
 // modelProc is a running model process.
 type modelProc struct {
 	cmd     *exec.Cmd
-	URL     string // the document
+	URL     string // the document, or Keystone's v3 URL (Zaqar)
 	Control model.Remote
 }
 
-func startModel(docBytes int, latency, bucket time.Duration) (*modelProc, error) {
+// startModel starts a TempURL model, or with queues > 0 a Zaqar model.
+func startModel(docBytes int, latency, bucket time.Duration, queues int) (*modelProc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "model", "-doc-bytes", fmt.Sprint(docBytes), "-latency", latency.String(), "-bucket", bucket.String())
+	cmd := exec.Command(self, "model", "-doc-bytes", fmt.Sprint(docBytes), "-latency", latency.String(), "-bucket", bucket.String(), "-zaqar-queues", fmt.Sprint(queues))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,12 +31,24 @@ const (
 	referenceEnd = idleEnd
 )
 
+// ph is boundary k of a timeline whose idle stretch is extra intervals
+// longer (the pushed fleet's, push.go); the later phases move with it.
+func ph(extra, k int) float64 {
+	if k >= idleEnd {
+		return float64(k + extra)
+	}
+	return float64(k)
+}
+
 // variant is one kind of fleet.
 type variant struct {
 	Name string
 	// Conf is added to [DEFAULT] (ours), or the whole timing (reference).
 	Conf      string
 	Reference bool
+	// Zaqar: the zaqar collector over a websocket, against the Zaqar
+	// model (push.go), instead of the request collector and a TempURL.
+	Zaqar bool
 }
 
 type simConfig struct {
@@ -73,10 +83,20 @@ type result struct {
 	Propagation []float64
 	PerChange   []stats.Summary
 	Missed      int
-	Memory      fleet.Memory // per agent
-	ModelCPU    float64      // seconds, the model's process, whole run
-	Logged      int
-	LastLines   []string
+	// ExtraIdle is how many intervals the idle stretch was longer.
+	ExtraIdle int          `json:",omitempty"`
+	Memory    fleet.Memory // per agent
+	// The Zaqar model's: requests by service and kind in the idle
+	// window, websocket frames per bucket, and per idle agent-hour.
+	IdleKinds, Services, FrameKinds map[string]int64 `json:",omitempty"`
+	Frames                          []float64        `json:",omitempty"`
+	IdleFramesPerAgentHour          float64          `json:",omitempty"`
+	// PushDelays are every push's delay after its change, seconds, all
+	// changes together.
+	PushDelays []float64 `json:",omitempty"`
+	ModelCPU   float64   // seconds, the model's process, whole run
+	Logged     int
+	LastLines  []string
 }
 
 func simMain(ctx context.Context, args []string) error {
@@ -92,15 +112,24 @@ func simMain(ctx context.Context, args []string) error {
 	fs.Float64Var(&c.splay, "splay", 0, "also run a variant with this splay, seconds (0: none)")
 	fs.StringVar(&c.dir, "dir", "/dev/shm/fleetsim", "the agents' directories (tmpfs)")
 	fs.StringVar(&c.out, "out", "", "write results.json, report.md and the plots here")
-	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, reference)")
+	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, zaqar-push, reference)")
 	fs.BoolVar(&c.short, "short", false, "the .ci/run size: 200 agents, a 1 s interval (the timeline scaled to 27 s), no splay or reference variant")
+	cpuProfile := fs.String("cpuprofile", "", "write the fleet process's CPU profile here (the agents' passes)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := profileCPU(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if c.short {
 		c.agents, c.refAgents, c.interval, c.splay = 200, 0, time.Second, 0
 	}
-	raiseFileLimit(c.agents + 1024)
+	// a zaqar agent holds a socket and a keep-alive connection to Keystone
+	raiseFileLimit(3*c.agents + 1024)
 	want := func(key string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), key) }
 	var variants []variant
 	if want("ours") {
@@ -111,6 +140,9 @@ func simMain(ctx context.Context, args []string) error {
 	}
 	if c.splay > 0 && want("splay") {
 		variants = append(variants, variant{Name: fmt.Sprintf("ours, splay = %g", c.splay), Conf: fmt.Sprintf("splay = %g\n", c.splay)})
+	}
+	if want("zaqar-push") {
+		variants = append(variants, variant{Name: "ours, zaqar push", Zaqar: true})
 	}
 	if c.refAgents > 0 && want("reference") {
 		if why := refagent.Available(); why != "" {
@@ -126,6 +158,7 @@ func simMain(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", v.Name, err)
 		}
 		printResult(r)
+		printTargets(c, r)
 		results = append(results, r)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -150,14 +183,21 @@ func raiseFileLimit(n int) {
 	}
 }
 
-// conf is one agent's configuration: the request collector (a TempURL
-// node) polling the model.
-func conf(c simConfig, v variant, url, dir, command string) string {
+// conf is agent i's configuration: the request collector (a TempURL
+// node) polling the model, or the zaqar collector (zaqarConf).
+func conf(c simConfig, v variant, i int, url, dir, command string) string {
 	min := min(1, c.interval.Seconds()/30) // the ramp scales with the interval
-	s := fmt.Sprintf("[DEFAULT]\ncommand = %s\ncachedir = %s/cache\nbackup_cachedir = %s/backup\ncollectors = request\n"+
-		"polling_interval = %g\nmin_polling_interval = %g\n%s[request]\nmetadata_url = %s\n",
-		command, dir, dir, c.interval.Seconds(), min, v.Conf, url)
-	return s
+	collector := "request"
+	if v.Zaqar {
+		collector = "zaqar"
+	}
+	s := fmt.Sprintf("[DEFAULT]\ncommand = %s\ncachedir = %s/cache\nbackup_cachedir = %s/backup\ncollectors = %s\n"+
+		"polling_interval = %g\nmin_polling_interval = %g\n%s",
+		command, dir, dir, collector, c.interval.Seconds(), min, v.Conf)
+	if v.Zaqar {
+		return s + zaqarConf(i, url)
+	}
+	return s + fmt.Sprintf("[request]\nmetadata_url = %s\n", url)
 }
 
 func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
@@ -173,14 +213,20 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	m, err := startModel(c.docBytes, c.latency, bucket)
+	queues := 0
+	if v.Zaqar {
+		queues = n
+	}
+	m, err := startModel(c.docBytes, c.latency, bucket, queues)
 	if err != nil {
 		return res, err
 	}
 	defer m.stop()
 	cpu0 := m.cpuSeconds()
 	I := c.interval
-	end := recoveryEnd
+	extra := idleExtra(c, v)
+	res.ExtraIdle = extra
+	end := ph(extra, recoveryEnd)
 	if v.Reference {
 		end = referenceEnd // the lock-step is plain by then; Python is costly to host
 	}
@@ -199,7 +245,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			// $$: oslo.config substitutes $name in values
 			cmd := fmt.Sprintf(`grep -ho '"version": [0-9]*' $$(echo $$OS_CONFIG_FILES | tr : ' ') | head -1 | sed "s/^/$$(date +%%s.%%N) /" >> %s/runs`, d)
 			p := filepath.Join(d, "os-collect-config.conf")
-			if err := os.WriteFile(p, []byte(conf(c, v, m.URL, d, cmd)), 0o600); err != nil {
+			if err := os.WriteFile(p, []byte(conf(c, v, i, m.URL, d, cmd)), 0o600); err != nil {
 				return res, err
 			}
 			agents = append(agents, refagent.Agent{Dir: d, Args: []string{"--config-file", p}})
@@ -217,7 +263,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		runs = func() []fleet.Run { return referenceRuns(dir, n) }
 	} else {
 		f, err := fleet.Start(ctx, fleet.Options{N: n, Dir: dir, Stagger: c.stagger,
-			Conf: func(i int, d string) string { return conf(c, v, m.URL, d, "os-refresh-config") }})
+			Conf: func(i int, d string) string { return conf(c, v, i, m.URL, d, "os-refresh-config") }})
 		if err != nil {
 			return res, err
 		}
@@ -242,9 +288,13 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		at      time.Time
 	}
 	var chs []change
+	var idleFrom, idleTo model.Stats // the Zaqar model's counts
 	err = func() error {
 		if err := wait(startEnd); err != nil {
 			return err
+		}
+		if v.Zaqar {
+			idleFrom, _ = m.Control.Stats(ctx)
 		}
 		if !v.Reference {
 			mem = fleet.MemoryNow().PerAgent(before, n)
@@ -253,8 +303,11 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			return wait(float64(end))
 		}
 		for k := 0; k < changes; k++ {
-			if err := wait(float64(idleEnd + k*changeEvery)); err != nil {
+			if err := wait(ph(extra, idleEnd+k*changeEvery)); err != nil {
 				return err
+			}
+			if v.Zaqar && k == 0 {
+				idleTo, _ = m.Control.Stats(ctx)
 			}
 			ver, t, err := m.Control.Change(ctx)
 			if err != nil {
@@ -262,19 +315,19 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			}
 			chs = append(chs, change{ver, t})
 		}
-		if err := wait(outageAt); err != nil {
+		if err := wait(ph(extra, outageAt)); err != nil {
 			return err
 		}
 		if err := m.Control.Outage(ctx, c.outage); err != nil {
 			return err
 		}
-		if err := wait(outageEnd); err != nil {
+		if err := wait(ph(extra, outageEnd)); err != nil {
 			return err
 		}
 		if err := m.Control.Outage(ctx, ""); err != nil {
 			return err
 		}
-		return wait(float64(end))
+		return wait(end)
 	}()
 	st, serr := m.Control.Stats(context.Background())
 	res.ModelCPU = m.cpuSeconds() - cpu0
@@ -294,21 +347,35 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	res.Requests, res.BytesOut, res.BytesIn = from(st.Requests, shift), from(st.BytesOut, shift), from(st.BytesIn, shift)
 	res.Kinds = st.Kinds
 	win := func(s []float64, a, b float64) []float64 { return window(s, at(a), at(b), bucket) }
-	idle := win(res.Requests, startEnd, idleEnd)
-	idleHours := at(idleEnd-startEnd).Hours() * float64(n)
+	idleStop := ph(extra, idleEnd)
+	idle := win(res.Requests, startEnd, idleStop)
+	idleHours := at(idleStop-startEnd).Hours() * float64(n)
 	// per agent-hour at this interval, scaled to the same number of polls
-	res.IdleRequestsPerAgentHour = stats.Sum(idle) / idleHours * I.Seconds() / 30
-	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleEnd)) / idleHours * I.Seconds() / 30
-	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleEnd)) / idleHours * I.Seconds() / 30
+	// (a pushed fleet's idle cost is by the hour, not by the poll)
+	scale := I.Seconds() / 30
+	if v.Zaqar {
+		scale = 1
+	}
+	res.IdleRequestsPerAgentHour = stats.Sum(idle) / idleHours * scale
+	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleStop)) / idleHours * scale
+	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleStop)) / idleHours * scale
+	if v.Zaqar {
+		res.Services, res.FrameKinds, res.Frames = st.Services, st.FrameKinds, from(st.Frames, shift)
+		res.IdleKinds = diffCounts(idleTo.Kinds, idleFrom.Kinds)
+		res.IdleFramesPerAgentHour = stats.Sum(win(res.Frames, startEnd, idleStop)) / idleHours
+		for _, d := range st.PushDelays {
+			res.PushDelays = append(res.PushDelays, d...)
+		}
+	}
 	res.Idle = stats.SpreadOf(idle)
-	res.Start = stats.SpreadOf(win(res.Requests, 0, idleEnd))
+	res.Start = stats.SpreadOf(win(res.Requests, 0, idleStop))
 	startPeak := stats.SpreadOf(win(res.Requests, 0, startEnd)).Busiest
 	res.StartVsIdle = stats.Spread{Mean: res.Idle.Mean, Busiest: startPeak}
 	if res.Idle.Mean > 0 {
 		res.StartVsIdle.Ratio = startPeak / res.Idle.Mean
 	}
 	if !v.Reference {
-		res.Recovery = stats.SpreadOf(win(res.Requests, outageEnd, recoveryEnd))
+		res.Recovery = stats.SpreadOf(win(res.Requests, ph(extra, outageEnd), ph(extra, recoveryEnd)))
 	}
 	all := runs()
 	for k, ch := range chs {
@@ -355,44 +422,4 @@ func window(s []float64, a, b, bucket time.Duration) []float64 {
 		}
 	}
 	return out
-}
-
-// referenceRuns reads what the reference agents' command noted: "TIME
-// \"version\": N" per run.
-func referenceRuns(dir string, n int) []fleet.Run {
-	var out []fleet.Run
-	for i := 0; i < n; i++ {
-		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("agent-%05d", i), "runs"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var ts float64
-			var v int
-			if _, err := fmt.Sscanf(line, "%f \"version\": %d", &ts, &v); err == nil {
-				sec, frac := math.Modf(ts)
-				out = append(out, fleet.Run{Agent: i, At: time.Unix(int64(sec), int64(frac*1e9)), Version: v})
-			}
-		}
-	}
-	return out
-}
-
-func printResult(r result) {
-	p := stats.Summarize(r.Propagation)
-	fmt.Printf("%-24s agents %5d | idle per agent-hour (30 s): %.0f requests, %.0f bytes out, %.0f in | busiest/mean idle %.2f, "+
-		"start peak/idle mean %.1f, recovery %.2f | change->command p50 %.1fs p99 %.1fs max %.1fs missed %d | memory/agent %.0f KiB RSS, %.0f KiB heap | model CPU %.1fs\n",
-		r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour, r.IdleBytesOutPerAgentHour, r.IdleBytesInPerAgentHour,
-		r.Idle.Ratio, r.StartVsIdle.Ratio, r.Recovery.Ratio, p.P50, p.P99, p.Max, r.Missed, r.Memory.RSS/1024, r.Memory.Heap/1024, r.ModelCPU)
-	if r.Logged > 0 {
-		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
-	}
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }

@@ -59,3 +59,19 @@ func TestMergeResults(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// A pushed fleet idles 10 minutes at 30 s, and its later phases move
+// with it; the short run and the polling fleets keep the timeline.
+func TestPushedFleetIdlesLonger(t *testing.T) {
+	long, push := simConfig{interval: 30 * time.Second}, variant{Zaqar: true}
+	x := idleExtra(long, push)
+	if got := seconds(long, int(ph(x, idleEnd))-startEnd); got != 10*time.Minute {
+		t.Fatalf("idle stretch %s", got)
+	}
+	if ph(x, startEnd) != startEnd || ph(x, outageAt) != outageAt+float64(x) {
+		t.Fatalf("phases %v %v", ph(x, startEnd), ph(x, outageAt))
+	}
+	if idleExtra(simConfig{short: true}, push) != 0 || idleExtra(long, variant{}) != 0 {
+		t.Fatal("only the long pushed run idles longer")
+	}
+}

@@ -24,25 +24,23 @@ func writeReport(c simConfig, results []result) error {
 	if err := writeJSON(filepath.Join(c.out, "sim-results.json"), results); err != nil {
 		return err
 	}
-	var rates, cdfs []report.Series
+	var plain, pushed []result
 	for _, r := range results {
-		if len(r.Requests) == 0 {
-			continue
-		}
-		rates = append(rates, report.Rate(fmt.Sprintf("%s (%d agents)", r.Variant.Name, r.Agents), r.Requests, r.Agents, r.Bucket*30/r.Interval))
-		if len(r.Propagation) > 0 {
-			cdfs = append(cdfs, report.CDF(r.Variant.Name, r.Propagation))
+		if r.Variant.Zaqar {
+			pushed = append(pushed, r)
+		} else {
+			plain = append(plain, r)
 		}
 	}
-	if err := report.Panels(filepath.Join(c.out, "sim-rate.png"),
-		fmt.Sprintf("Requests to the metadata endpoint; start at once, idle, 3 changes, hung outage, recovery (interval %s)", c.interval),
-		"seconds since the fleet started (at a 30 s interval)", "req/s per 1000 agents", rates); err != nil {
-		return err
+	// each kind of fleet has its plots: a run of one kind leaves the
+	// other's as they were
+	if len(plain) > 0 {
+		if err := plainPlots(c, plain); err != nil {
+			return err
+		}
 	}
-	if len(cdfs) > 0 {
-		if err := report.Lines(filepath.Join(c.out, "sim-propagation.png"),
-			fmt.Sprintf("Metadata change to the node's command, %d agents", results[0].Agents),
-			"seconds after the change", "% of agents whose command ran", cdfs); err != nil {
+	if len(pushed) > 0 {
+		if err := pushPlots(c, pushed, plain); err != nil {
 			return err
 		}
 	}
@@ -63,9 +61,10 @@ func writeReport(c simConfig, results []result) error {
 			mem = fmt.Sprintf("%.0f KiB, %.0f KiB", r.Memory.RSS/1024, (r.Memory.Heap+r.Memory.Stacks)/1024)
 		}
 		per10k := 10000 / float64(r.Agents)
+		idleEnd := int(ph(r.ExtraIdle, idleEnd))
 		idleBytes := stats.Sum(window(r.BytesOut, seconds(c, startEnd), seconds(c, idleEnd), c.interval/30)) / (seconds(c, idleEnd-startEnd).Seconds()) * c.interval.Seconds() / 30
-		stalled := "-"
-		if !r.Variant.Reference && !strings.Contains(r.Variant.Conf, "jitter = false") {
+		stalled := "-" // a pushed fleet is silent while idle: no stall to tell
+		if !r.Variant.Reference && !r.Variant.Zaqar && !strings.Contains(r.Variant.Conf, "jitter = false") {
 			stalled = fmt.Sprint(stalls(c, r))
 		}
 		// the 99th percentile second: what a stall of the simulating
@@ -83,7 +82,34 @@ func writeReport(c simConfig, results []result) error {
 		fmt.Fprintf(&b, "%s: %v; ", r.Variant.Name, r.Kinds)
 	}
 	b.WriteString("\n")
+	b.WriteString(pushTable(pushed))
 	return os.WriteFile(filepath.Join(c.out, "sim-report.md"), []byte(b.String()), 0o644)
+}
+
+// plainPlots are the TempURL fleets' plots: requests over the run, and
+// change to command.
+func plainPlots(c simConfig, results []result) error {
+	var rates, cdfs []report.Series
+	for _, r := range results {
+		if len(r.Requests) == 0 {
+			continue
+		}
+		rates = append(rates, report.Rate(fmt.Sprintf("%s (%d agents)", r.Variant.Name, r.Agents), r.Requests, r.Agents, r.Bucket*30/r.Interval))
+		if len(r.Propagation) > 0 {
+			cdfs = append(cdfs, report.CDF(r.Variant.Name, r.Propagation))
+		}
+	}
+	if err := report.Panels(filepath.Join(c.out, "sim-rate.png"),
+		fmt.Sprintf("Requests to the metadata endpoint; start at once, idle, 3 changes, hung outage, recovery (interval %s)", c.interval),
+		"seconds since the fleet started (at a 30 s interval)", "req/s per 1000 agents", rates); err != nil {
+		return err
+	}
+	if len(cdfs) == 0 {
+		return nil
+	}
+	return report.Lines(filepath.Join(c.out, "sim-propagation.png"),
+		fmt.Sprintf("Metadata change to the node's command, %d agents", results[0].Agents),
+		"seconds after the change", "% of agents whose command ran", cdfs)
 }
 
 // stalls counts the buckets without a request while a phased fleet polls
@@ -92,7 +118,8 @@ func writeReport(c simConfig, results []result) error {
 // spreads around it are the machine's, not the agents'.
 func stalls(c simConfig, r result) int {
 	n := 0
-	for _, w := range [][2]int{{startEnd, outageAt}, {outageEnd, recoveryEnd}} {
+	x := r.ExtraIdle
+	for _, w := range [][2]int{{startEnd, int(ph(x, outageAt))}, {int(ph(x, outageEnd)), int(ph(x, recoveryEnd))}} {
 		for _, v := range window(r.Requests, seconds(c, w[0]), seconds(c, w[1]), c.interval/30) {
 			if v == 0 {
 				n++
@@ -159,4 +186,28 @@ func reportMain(args []string) error {
 	}
 	c.interval = time.Duration(results[0].Interval * float64(time.Second))
 	return writeReport(c, results)
+}
+
+func printResult(r result) {
+	p := stats.Summarize(r.Propagation)
+	fmt.Printf("%-24s agents %5d | idle per agent-hour (30 s): %.0f requests, %.0f bytes out, %.0f in | busiest/mean idle %.2f, "+
+		"start peak/idle mean %.1f, recovery %.2f | change->command p50 %.1fs p99 %.1fs max %.1fs missed %d | memory/agent %.0f KiB RSS, %.0f KiB heap | model CPU %.1fs\n",
+		r.Variant.Name, r.Agents, r.IdleRequestsPerAgentHour, r.IdleBytesOutPerAgentHour, r.IdleBytesInPerAgentHour,
+		r.Idle.Ratio, r.StartVsIdle.Ratio, r.Recovery.Ratio, p.P50, p.P99, p.Max, r.Missed, r.Memory.RSS/1024, r.Memory.Heap/1024, r.ModelCPU)
+	if r.Variant.Zaqar {
+		d := stats.Summarize(r.PushDelays)
+		fmt.Printf("  zaqar model: change->push written p50 %.2fs p99 %.2fs max %.2fs (%d pushes) | %.0f frames / idle agent-hour; idle requests by kind %v; all requests by service %v; frames %v\n",
+			d.P50, d.P99, d.Max, d.N, r.IdleFramesPerAgentHour, r.IdleKinds, r.Services, r.FrameKinds)
+	}
+	if r.Logged > 0 {
+		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
+	}
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -1,12 +1,12 @@
 package zaqartest
 
+// The websocket: zaqarws speaks Zaqar's protocol (the fleet's model
+// speaks it too), the cloud holds the queue, the counts and the faults.
+
 import (
-	"fmt"
-	"net/http"
-	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"github.com/tripleo-go/agent/internal/testkit/zaqarws"
 )
 
 // Requests is how many Zaqar API requests were answered, HTTP and
@@ -56,13 +56,7 @@ func (c *Cloud) Subscribers() int {
 
 // DropSockets closes every open websocket without a close frame, as a
 // server that died or a network that broke would.
-func (c *Cloud) DropSockets() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for conn := range c.conns {
-		conn.NetConn().Close()
-	}
-}
+func (c *Cloud) DropSockets() { c.websocket().CloseAll() }
 
 // RefuseSubscriptions makes subscription_create answer 503 (true), as
 // a Zaqar whose notifications are down would.
@@ -80,152 +74,90 @@ func (c *Cloud) IgnorePings(ignore bool) {
 	c.ignorePings = ignore
 }
 
-// serveWebsocket speaks Zaqar's websocket protocol for the queue.
-func (c *Cloud) serveWebsocket(w http.ResponseWriter, r *http.Request) {
-	conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	c.mu.Lock()
-	if c.conns == nil {
-		c.conns, c.actions = map[*websocket.Conn]bool{}, map[string]int{}
-	}
-	c.conns[conn] = true
-	c.mu.Unlock()
-	defer func() {
+// flag reads a fault under the cloud's lock.
+func (c *Cloud) flag(f *bool) func() bool {
+	return func() bool {
 		c.mu.Lock()
-		delete(c.conns, conn)
-		c.mu.Unlock()
-	}()
-	conn.SetPingHandler(func(data string) error {
-		c.mu.Lock()
-		ignore := c.ignorePings
-		if !ignore {
-			c.pings++
-		}
-		c.mu.Unlock()
-		if ignore {
-			return nil
-		}
-		return conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
-	})
-	var wmu sync.Mutex
-	write := func(msg string) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		conn.WriteMessage(websocket.TextMessage, []byte(msg))
+		defer c.mu.Unlock()
+		return *f
 	}
+}
+
+func (c *Cloud) websocket() *zaqarws.Server {
 	c.mu.Lock()
-	refuse, post := c.wsRefuse, c.wsPost
-	c.mu.Unlock()
-	authed, token := false, ""
-	var notifier sync.WaitGroup
-	defer notifier.Wait()
-	notification := func(body string) string {
-		return `{"body": ` + body + `, "ttl": 3600, "queue_name": "` + c.Queue + `", "Message_Type": "Notification"}`
+	defer c.mu.Unlock()
+	if c.ws != nil {
+		return c.ws
 	}
-	var sub chan string
-	defer func() {
-		if sub != nil {
+	c.ws = &zaqarws.Server{Backend: cloudBackend{c}, ProjectID: c.KS.ProjectID,
+		Refuse: c.flag(&c.wsRefuse), IgnorePings: c.flag(&c.ignorePings), RefuseSubscriptions: c.flag(&c.subRefuse),
+		OnRequest: func(action string) {
 			c.mu.Lock()
-			delete(c.subs, sub)
-			close(sub)
-			c.mu.Unlock()
-		}
-	}()
-	for {
-		var req struct {
-			Action  string            `json:"action"`
-			Headers map[string]string `json:"headers"`
-			Body    map[string]any    `json:"body"`
-		}
-		if err := conn.ReadJSON(&req); err != nil {
-			if websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+			defer c.mu.Unlock()
+			if c.actions == nil {
+				c.actions = map[string]int{}
+			}
+			c.actions[action]++
+		},
+		OnFrame: func(in bool, kind string, _ int) {
+			if in && kind == "ping" {
 				c.mu.Lock()
+				defer c.mu.Unlock()
+				c.pings++
+			}
+		},
+		OnClosed: func(clean bool) {
+			if clean {
+				c.mu.Lock()
+				defer c.mu.Unlock()
 				c.cleanCloses++
-				c.mu.Unlock()
 			}
-			return
-		}
-		reply := func(status int, body string) {
-			write(fmt.Sprintf(`{"request": {"action": %q}, "headers": {"status": %d}, "body": %s}`, req.Action, status, body))
-		}
-		if req.Headers["Client-ID"] == "" || req.Headers["X-Project-ID"] != c.KS.ProjectID {
-			reply(400, `{"error": "headers"}`)
-			continue
-		}
-		c.mu.Lock()
-		c.actions[req.Action]++
-		c.mu.Unlock()
-		// As Zaqar does when the token of the socket's authentication
-		// expires, requests are refused from then on.
-		if req.Action != "authenticate" && authed && !c.KS.Valid(token) {
-			reply(401, `{"error": "token expired"}`)
-			continue
-		}
-		switch req.Action {
-		case "authenticate":
-			token = req.Headers["X-Auth-Token"]
-			authed = !refuse && c.KS.Valid(token)
-			if !authed {
-				reply(401, `{"error": "auth"}`)
-				continue
-			}
-			reply(200, `{}`)
-		case "queue_create", "subscription_create":
-			if !authed || req.Body["queue_name"] != c.Queue {
-				reply(403, `{}`)
-				continue
-			}
+		},
+		OnSubscribed: func(push func(string)) {
 			c.mu.Lock()
-			refused := c.subRefuse && req.Action == "subscription_create"
+			post := c.wsPost
 			c.mu.Unlock()
-			if refused {
-				reply(503, `{"error": "notifications are down"}`)
-				continue
+			if post != "" {
+				time.Sleep(200 * time.Millisecond)
+				push(post)
 			}
-			reply(201, `{}`)
-			if req.Action == "subscription_create" && sub == nil {
-				sub = make(chan string, 16)
-				c.mu.Lock()
-				if c.subs == nil {
-					c.subs = map[chan string]bool{}
-				}
-				c.subs[sub] = true
-				c.mu.Unlock()
-				notifier.Add(1)
-				go func(sub <-chan string) {
-					defer notifier.Done()
-					for body := range sub {
-						write(notification(body))
-					}
-				}(sub)
-			}
-			if req.Action == "subscription_create" && post != "" {
-				notifier.Add(1)
-				go func() {
-					defer notifier.Done()
-					time.Sleep(200 * time.Millisecond)
-					write(notification(post))
-				}()
-			}
-		case "message_list":
-			c.mu.Lock()
-			var msgs string
-			if len(c.pending) > 0 {
-				msgs = `{"id": "m0", "age": 1, "ttl": 3600, "body": {}}`
-			}
-			c.mu.Unlock()
-			reply(200, `{"messages": [`+msgs+`]}`)
-		case "message_delete_many":
-			c.mu.Lock()
-			n := min(int(req.Body["pop"].(float64)), len(c.pending))
-			msgs := c.popLocked(n)
-			c.mu.Unlock()
-			reply(200, `{"messages": [`+msgs+`]}`)
-		default:
-			reply(400, `{}`)
-		}
+		}}
+	return c.ws
+}
+
+// cloudBackend is the cloud's one queue for zaqarws.
+type cloudBackend struct{ c *Cloud }
+
+func (b cloudBackend) Authenticate(token string) bool { return b.c.KS.Valid(token) }
+func (b cloudBackend) HasQueue(name string) bool      { return name == b.c.Queue }
+
+func (b cloudBackend) Pop(_ string, n int) []string {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	return b.c.popLocked(min(n, len(b.c.pending)))
+}
+
+func (b cloudBackend) List(_ string, n int) []string {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	var out []string
+	for _, m := range b.c.pending[:min(n, len(b.c.pending))] {
+		out = append(out, item(m))
+	}
+	return out
+}
+
+func (b cloudBackend) Subscribe(_ string, push func(string)) func() {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	if b.c.subs == nil {
+		b.c.subs = map[*func(string)]bool{}
+	}
+	key := &push
+	b.c.subs[key] = true
+	return func() {
+		b.c.mu.Lock()
+		defer b.c.mu.Unlock()
+		delete(b.c.subs, key)
 	}
 }

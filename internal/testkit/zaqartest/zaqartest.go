@@ -14,9 +14,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/zaqarws"
 )
 
 // Cloud serves Keystone under /identity/, Zaqar's HTTP API under /zaqar/
@@ -40,12 +39,13 @@ type Cloud struct {
 	wsPost   string
 	// raw, when set, is the next HTTP pop's answer, verbatim.
 	raw string
-	// subs are the subscribed websockets' notification queues.
-	subs map[chan string]bool
-	// conns are the open websockets, for DropSockets; actions counts the
-	// websocket requests by action, pings the pings answered;
-	// ignorePings leaves them unanswered.
-	conns       map[*websocket.Conn]bool
+	// subs push to the subscribed websockets, ws serves them
+	// (websocket.go); actions counts the websocket requests by action,
+	// pings the pings answered, cleanCloses the sockets closed cleanly;
+	// ignorePings leaves pings unanswered, subRefuse refuses
+	// subscriptions.
+	subs        map[*func(string)]bool
+	ws          *zaqarws.Server
 	actions     map[string]int
 	pings       int
 	ignorePings bool
@@ -92,14 +92,11 @@ func (c *Cloud) Post(bodies ...string) {
 	}
 }
 
-// notifyLocked hands body to every subscribed websocket; one that is
-// behind loses it, as a real subscriber that is gone would.
+// notifyLocked hands body to every subscribed websocket (zaqarws
+// drops it for one that is behind, as for a subscriber that is gone).
 func (c *Cloud) notifyLocked(body string) {
-	for sub := range c.subs {
-		select {
-		case sub <- body:
-		default:
-		}
+	for push := range c.subs {
+		(*push)(body)
 	}
 }
 
@@ -162,7 +159,7 @@ func (c *Cloud) NotifyOnSubscribe(body string) {
 
 func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/ws" {
-		c.serveWebsocket(w, r)
+		c.websocket().ServeHTTP(w, r)
 		return
 	}
 	if !strings.HasPrefix(r.URL.Path, "/zaqar/") {
@@ -204,7 +201,7 @@ func (c *Cloud) servePop(w http.ResponseWriter) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"messages": [%s]}`, c.popLocked(n))
+	fmt.Fprintf(w, `{"messages": [%s]}`, strings.Join(c.popLocked(n), ", "))
 }
 
 // serveList answers a listing as Zaqar's API v2 does: 200 and the
@@ -225,14 +222,20 @@ func (c *Cloud) serveList(w http.ResponseWriter, r *http.Request) {
 }
 
 // popLocked takes n pending messages and returns them as a JSON list's
-// items; the later a message was posted, the younger it is.
-func (c *Cloud) popLocked(n int) string {
+// items.
+func (c *Cloud) popLocked(n int) []string {
 	var msgs []string
 	for _, m := range c.pending[:n] {
-		msgs = append(msgs, fmt.Sprintf(`{"id": "m%d", "age": %d, "ttl": 3600, "body": %s}`, m.seq, 1000-m.seq, m.body))
+		msgs = append(msgs, item(m))
 	}
 	c.pending = c.pending[n:]
-	return strings.Join(msgs, ", ")
+	return msgs
+}
+
+// item is m as a listing or a pop shows it; the later a message was
+// posted, the younger it is.
+func item(m posted) string {
+	return fmt.Sprintf(`{"id": "m%d", "age": %d, "ttl": 3600, "body": %s}`, m.seq, 1000-m.seq, m.body)
 }
 
 func (c *Cloud) servePost(w http.ResponseWriter, r *http.Request) {

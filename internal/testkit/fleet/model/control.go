@@ -14,9 +14,17 @@ import (
 // reported) and the model's CPU time is its own, as a service's is. The
 // fleet drives it over a second, uncounted listener.
 
+// Model is what the control API drives: the TempURL Endpoint, or the
+// Zaqar model (fleet/zaqarmodel).
+type Model interface {
+	Change() (int, time.Time)
+	Outage(mode string) error
+	Stats() Stats
+}
+
 // Control is the control API of e: POST /change, POST /outage?mode=M,
 // GET /stats.
-func Control(e *Endpoint) http.Handler {
+func Control(e Model) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /change", func(w http.ResponseWriter, _ *http.Request) {
 		v, at := e.Change()

@@ -221,6 +221,19 @@ type Stats struct {
 	Kinds map[string]int64
 	// Changes are the times of versions 1, 2, ...
 	Changes []time.Time
+	// Services counts requests by service (the Zaqar model's: keystone,
+	// zaqar over HTTP, zaqar-ws: a socket's upgrade and its requests).
+	Services map[string]int64 `json:",omitempty"`
+	// Frames is websocket frames per bucket, both ways, pings and
+	// pushes included; FrameKinds counts them by direction and kind
+	// ("in ping", "out notification").
+	Frames []float64 `json:",omitempty"`
+	// Pushes is the notifications written per bucket (in Frames too);
+	// PushDelays, for each change, how long after it each notification
+	// was written, seconds: the undercloud's share of change -> command.
+	Pushes     []float64        `json:",omitempty"`
+	PushDelays [][]float64      `json:",omitempty"`
+	FrameKinds map[string]int64 `json:",omitempty"`
 }
 
 // Stats is what was counted so far.
@@ -244,11 +257,17 @@ func (e *Endpoint) Serve(ctx context.Context, ln net.Listener) error {
 		<-ctx.Done()
 		srv.Close()
 	}()
-	err := srv.Serve(countingListener{Listener: ln, in: e.bytesIn, out: e.bytesOut})
+	err := srv.Serve(CountBytes(ln, e.bytesIn, e.bytesOut))
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+// CountBytes counts the bytes every connection ln accepts reads (in)
+// and writes (out), HTTP headers and websocket frames included.
+func CountBytes(ln net.Listener, in, out *stats.Timeline) net.Listener {
+	return countingListener{Listener: ln, in: in, out: out}
 }
 
 type countingListener struct {
