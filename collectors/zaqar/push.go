@@ -36,13 +36,13 @@ const (
 type pushState struct {
 	listening bool // Listen runs: a pass does not wait on a socket of its own
 	sub       *zaqar.Subscription
-	dirty     bool      // a message was pushed since the last read
+	dirty     bool // a message was pushed since the last read
 	// pushed is the newest pushed message's body since the last read.
 	// It stands when the read finds the queue empty: Zaqar notifies
 	// before a Swift-backed queue lists the message (seen on the lab),
 	// as the per-pass socket's wait always took the notification.
-	pushed json.RawMessage
-	lastRead  time.Time // the last read over the subscription
+	pushed   json.RawMessage
+	lastRead time.Time // the last read over the subscription
 }
 
 // Listen implements collectors.Pusher: only with use_websockets.
