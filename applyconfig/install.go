@@ -203,23 +203,10 @@ func readControl(path string) (data []byte, regular bool, err error) {
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, false, nil
 	}
-	data = make([]byte, 0, st.Size+1)
-	for {
-		n, err := unix.Read(fd, data[len(data):cap(data)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, true, &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		data = data[:len(data)+n]
-		if n == 0 || len(data) == int(st.Size) {
-			return data, true, nil // see render.readTemplate
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
+	if data, err = render.ReadFD(fd, st.Size); err != nil {
+		return nil, true, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
+	return data, true, nil
 }
 
 // walkTemplates lists the templates under root as Python's os.walk does:

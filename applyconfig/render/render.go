@@ -205,24 +205,27 @@ func readTemplate(path string) (data []byte, executable bool, err error) {
 	if st.Mode&0o111 != 0 && unix.Access(path, unix.X_OK) == nil {
 		return nil, true, nil
 	}
-	data = make([]byte, 0, st.Size+1)
+	data, err = ReadFD(fd, st.Size)
+	return data, false, err
+}
+
+// ReadFD reads an open regular file of size bytes (its fstat) to its end,
+// in as many reads as it takes: one when fstat was right, since a
+// regular file's read stops short only at its end, and a read more to
+// see it costs as much as this one.
+func ReadFD(fd int, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
 	for {
 		n, err := unix.Read(fd, data[len(data):cap(data)])
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, false, err
-		}
-		if n == 0 {
-			return data, false, nil
+			return nil, err
 		}
 		data = data[:len(data)+n]
-		if len(data) == int(st.Size) {
-			// As long as fstat said: a regular file's read stops short
-			// only at its end, and a read more to see it costs as much
-			// as this one.
-			return data, false, nil
+		if n == 0 || len(data) == int(size) {
+			return data, nil
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
