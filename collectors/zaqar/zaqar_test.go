@@ -102,17 +102,24 @@ func TestEmptyQueueAfterRestart(t *testing.T) {
 	}
 }
 
+// A refused token is replaced once, over HTTP and over a websocket.
 func TestRevokedTokenIsReplacedOnce(t *testing.T) {
-	c := newCloud(t)
-	var log bytes.Buffer
-	col := newCollector(t, c, &log)
-	c.Post(snapshot(1))
-	collect(t, col)
-	k := c.KS.Requests()
-	c.KS.RevokeAll()
-	c.Post(snapshot(2))
-	if names, _ := collect(t, col); strings.Join(names, " ") != "zaqar d2" || c.KS.Requests() != k+1 {
-		t.Fatalf("keys %v, keystone requests %d -> %d", names, k, c.KS.Requests())
+	for _, websocket := range []bool{false, true} {
+		t.Run(fmt.Sprint("websocket=", websocket), func(t *testing.T) {
+			c := newCloud(t)
+			col := newCollector(t, c, &bytes.Buffer{})
+			if websocket {
+				col.UseWebsockets, col.WaitTimeout = true, 100*time.Millisecond
+			}
+			c.Post(snapshot(1))
+			collect(t, col)
+			k := c.KS.Requests()
+			c.KS.RevokeAll()
+			c.Post(snapshot(2))
+			if names, _ := collect(t, col); strings.Join(names, " ") != "zaqar d2" || c.KS.Requests() != k+1 {
+				t.Fatalf("keys %v, keystone requests %d -> %d", names, k, c.KS.Requests())
+			}
+		})
 	}
 }
 
@@ -207,20 +214,5 @@ func TestMessagesReadOneByOne(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "Skipping a message of queue q1") {
 		t.Fatalf("log %s", log.String())
-	}
-}
-
-// Over a websocket too, a refused token is replaced once.
-func TestWebsocketRevokedTokenIsReplacedOnce(t *testing.T) {
-	c := newCloud(t)
-	col := newCollector(t, c, &bytes.Buffer{})
-	col.UseWebsockets, col.WaitTimeout = true, 100*time.Millisecond
-	c.Post(snapshot(1))
-	collect(t, col)
-	k := c.KS.Requests()
-	c.KS.RevokeAll()
-	c.Post(snapshot(2))
-	if names, _ := collect(t, col); strings.Join(names, " ") != "zaqar d2" || c.KS.Requests() != k+1 {
-		t.Fatalf("keys %v, keystone requests %d -> %d", names, k, c.KS.Requests())
 	}
 }
