@@ -73,6 +73,9 @@ func (c *Collector) Listen(ctx context.Context, p collectors.Push) {
 			failures = 0
 			c.Log.Info("Subscribed to Zaqar queue: changes are pushed.", "queue", c.Queue.Name)
 			c.setSub(sub, true) // a pass reads what came while no one listened
+			// Reads go over the socket now: the polling's idle HTTP
+			// connection would hold a socket on Zaqar for nothing.
+			c.Queue.Client.CloseIdleConnections()
 			p.Wake()
 			sub, err = c.hold(ctx, sub, notify, p)
 			c.setSub(nil, false)

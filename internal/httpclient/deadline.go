@@ -201,6 +201,8 @@ type deadlineAware struct {
 	next http.RoundTripper
 }
 
+func (t deadlineAware) CloseIdleConnections() { t.c.CloseIdleConnections() }
+
 func (t deadlineAware) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, ok := retryDeadline(req.Context()); !ok {
 		return t.next.RoundTrip(req)

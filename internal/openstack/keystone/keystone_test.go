@@ -2,8 +2,10 @@ package keystone
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,5 +79,47 @@ func TestTokenReusedAndReplacedWhenRefused(t *testing.T) {
 	var out struct{ OK bool }
 	if err := s.Get(ctx, api.URL, &out); err != nil || !out.OK || gets != 2 {
 		t.Fatalf("get with a revoked token: %v, %+v after %d requests", err, out, gets)
+	}
+}
+
+// Once it holds a token, a session closes its connection to Keystone:
+// the next authentication is an hour away, and a fleet started together
+// would otherwise hold a socket per node on Keystone for 90 s.
+func TestConnectionClosedAfterAuthentication(t *testing.T) {
+	ks := keystonetest.New("pw")
+	var mu sync.Mutex
+	open := 0
+	srv := httptest.NewUnstartedServer(ks)
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateNew:
+			open++
+		case http.StateClosed, http.StateHijacked:
+			open--
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ks.BaseURL = srv.URL
+	client, err := httpclient.New(httpclient.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{Creds: Credentials{AuthURL: srv.URL + "/identity/v3", UserID: "uid", ProjectID: "pid", Password: "pw"}, HTTP: client.Standard()}
+	if _, err := s.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := open
+		mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%d connections to Keystone still open after the token came", n)
+		}
 	}
 }
