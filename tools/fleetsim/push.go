@@ -65,7 +65,9 @@ func printTargets(c simConfig, r result) {
 		return
 	}
 	suffix := ""
-	if c.short {
+	if r.Variant.Probes > 0 {
+		suffix = "-probes"
+	} else if c.short {
 		suffix = "-short"
 	} else if r.Agents < 10000 {
 		suffix = fmt.Sprintf("-%d-agents", r.Agents)
@@ -80,6 +82,9 @@ func printTargets(c simConfig, r result) {
 	// an agent that never ran the change is a miss whatever the p99
 	fmt.Printf("TARGET os-collect-config/fleet-push-change-to-command-p99%s measured=%.2fs goal=<=%gs %s\n",
 		suffix, p.P99, pushP99Goal, verdict(p.N > 0 && r.Missed == 0 && p.P99 <= pushP99Goal))
+	if r.Variant.Probes > 0 { // no idle stretch
+		return
+	}
 	fmt.Printf("TARGET os-collect-config/fleet-push-idle-requests-per-agent-hour%s measured=%.1freq goal=<=%.1freq %s\n",
 		suffix, r.IdleRequestsPerAgentHour, pushIdleGoal, verdict(r.IdleRequestsPerAgentHour <= pushIdleGoal))
 }

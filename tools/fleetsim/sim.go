@@ -49,6 +49,10 @@ type variant struct {
 	// Zaqar: the zaqar collector over a websocket, against the Zaqar
 	// model (push.go), instead of the request collector and a TempURL.
 	Zaqar bool
+	// Probes: only this many agents are daemons, the others the
+	// daemon's subscription alone (listeners.go); no idle stretch and
+	// no outage, the changes only.
+	Probes int `json:",omitempty"`
 }
 
 type simConfig struct {
@@ -61,6 +65,7 @@ type simConfig struct {
 	dir, out          string
 	splay             float64
 	short             bool
+	probes            int
 }
 
 // result is one variant's figures.
@@ -94,9 +99,14 @@ type result struct {
 	// PushDelays are every push's delay after its change, seconds, all
 	// changes together.
 	PushDelays []float64 `json:",omitempty"`
-	ModelCPU   float64   // seconds, the model's process, whole run
-	Logged     int
-	LastLines  []string
+	// Received (the probes variant) is each subscribed socket's time
+	// from a change to its push, seconds; ReceivedMissed counts the
+	// sockets that had none before the next change.
+	Received       []float64 `json:",omitempty"`
+	ReceivedMissed int       `json:",omitempty"`
+	ModelCPU       float64   // seconds, the model's process, whole run
+	Logged         int
+	LastLines      []string
 }
 
 func simMain(ctx context.Context, args []string) error {
@@ -112,7 +122,8 @@ func simMain(ctx context.Context, args []string) error {
 	fs.Float64Var(&c.splay, "splay", 0, "also run a variant with this splay, seconds (0: none)")
 	fs.StringVar(&c.dir, "dir", "/dev/shm/fleetsim", "the agents' directories (tmpfs)")
 	fs.StringVar(&c.out, "out", "", "write results.json, report.md and the plots here")
-	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, zaqar-push, reference)")
+	only := fs.String("variants", "", "run only these variants, comma-separated (ours, nojitter, splay, zaqar-push, zaqar-push-probes, reference)")
+	fs.IntVar(&c.probes, "probes", defaultProbes, "the zaqar-push-probes variant's daemons (the other agents are subscribed sockets)")
 	fs.BoolVar(&c.short, "short", false, "the .ci/run size: 200 agents, a 1 s interval (the timeline scaled to 27 s), no splay or reference variant")
 	cpuProfile := fs.String("cpuprofile", "", "write the fleet process's CPU profile here (the agents' passes)")
 	if err := fs.Parse(args); err != nil {
@@ -143,6 +154,9 @@ func simMain(ctx context.Context, args []string) error {
 	}
 	if want("zaqar-push") {
 		variants = append(variants, variant{Name: "ours, zaqar push", Zaqar: true})
+	}
+	if !c.short && c.probes > 0 && want("zaqar-push-probes") {
+		variants = append(variants, variant{Name: fmt.Sprintf("ours, zaqar push, %d daemons among the sockets", c.probes), Zaqar: true, Probes: c.probes})
 	}
 	if c.refAgents > 0 && want("reference") {
 		if why := refagent.Available(); why != "" {
@@ -225,14 +239,23 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	cpu0 := m.cpuSeconds()
 	I := c.interval
 	extra := idleExtra(c, v)
-	res.ExtraIdle = extra
 	end := ph(extra, recoveryEnd)
+	daemons := n
+	if v.Probes > 0 { // an idle interval, the changes, no outage
+		extra, daemons = startEnd+1-idleEnd, min(v.Probes, n)
+		end = ph(extra, outageAt)
+	}
+	res.ExtraIdle = extra
 	if v.Reference {
 		end = referenceEnd // the lock-step is plain by then; Python is costly to host
 	}
 	at := func(k float64) time.Duration { return time.Duration(k * float64(I)) }
 
 	var runs func() []fleet.Run
+	var chs []change
+	// the daemons' log and the listeners' pushes, read once they stopped
+	var logged func() (int, []string)
+	var pushes func() []fleet.Run
 	var started time.Time
 	var stop func() error
 	before := fleet.MemoryNow()
@@ -262,7 +285,15 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		}
 		runs = func() []fleet.Run { return referenceRuns(dir, n) }
 	} else {
-		f, err := fleet.Start(ctx, fleet.Options{N: n, Dir: dir, Stagger: c.stagger,
+		if daemons < n {
+			ls, err := startListeners(ctx, m.URL, daemons, n)
+			if err != nil {
+				return res, err
+			}
+			pushes = ls.stop
+			defer ls.stop() // an early return's
+		}
+		f, err := fleet.Start(ctx, fleet.Options{N: daemons, Dir: dir, Stagger: c.stagger,
 			Conf: func(i int, d string) string { return conf(c, v, i, m.URL, d, "os-refresh-config") }})
 		if err != nil {
 			return res, err
@@ -270,9 +301,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		started = f.Started
 		stop = f.Stop
 		runs = f.Runs
-		defer func() {
-			res.Logged, res.LastLines = f.Logged()
-		}()
+		logged = f.Logged
 	}
 	fmt.Fprintf(os.Stderr, "fleetsim: %s: %d agents started, %s per interval, %s in all\n", v.Name, n, I, at(float64(end)))
 	wait := func(k float64) error {
@@ -283,11 +312,6 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			return ctx.Err()
 		}
 	}
-	type change struct {
-		version int
-		at      time.Time
-	}
-	var chs []change
 	var idleFrom, idleTo model.Stats // the Zaqar model's counts
 	err = func() error {
 		if err := wait(startEnd); err != nil {
@@ -296,7 +320,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		if v.Zaqar {
 			idleFrom, _ = m.Control.Stats(ctx)
 		}
-		if !v.Reference {
+		if !v.Reference && daemons == n {
 			mem = fleet.MemoryNow().PerAgent(before, n)
 		}
 		if v.Reference {
@@ -315,6 +339,9 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 			}
 			chs = append(chs, change{ver, t})
 		}
+		if daemons < n {
+			return wait(end)
+		}
 		if err := wait(ph(extra, outageAt)); err != nil {
 			return err
 		}
@@ -332,6 +359,12 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	st, serr := m.Control.Stats(context.Background())
 	res.ModelCPU = m.cpuSeconds() - cpu0
 	stopErr := stop()
+	if logged != nil {
+		res.Logged, res.LastLines = logged()
+	}
+	if pushes != nil {
+		res.Received, res.ReceivedMissed, _ = propagation(chs, pushes(), n-daemons, at(changeEvery))
+	}
 	if err != nil {
 		return res, err
 	}
@@ -377,9 +410,22 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	if !v.Reference {
 		res.Recovery = stats.SpreadOf(win(res.Requests, ph(extra, outageEnd), ph(extra, recoveryEnd)))
 	}
-	all := runs()
-	for k, ch := range chs {
-		deadline := ch.at.Add(at(changeEvery))
+	res.Propagation, res.Missed, res.PerChange = propagation(chs, runs(), daemons, at(changeEvery))
+	return res, nil
+}
+
+// change is one change of the document, posted at at.
+type change struct {
+	version int
+	at      time.Time
+}
+
+// propagation is, for each change, each of the n agents' time to its
+// first run (or push) of that version or a later one within the window
+// after it, seconds; missed counts the agents that had none.
+func propagation(chs []change, all []fleet.Run, n int, window time.Duration) (lat []float64, missed int, per []stats.Summary) {
+	for _, ch := range chs {
+		deadline := ch.at.Add(window)
 		first := map[int]float64{}
 		for _, r := range all {
 			if r.Version >= ch.version && !r.At.Before(ch.at) && r.At.Before(deadline) {
@@ -388,17 +434,15 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 				}
 			}
 		}
-		var lat []float64
+		var one []float64
 		for _, d := range first {
-			lat = append(lat, d)
+			one = append(one, d)
 		}
-		res.Missed += n - len(lat)
-		res.Propagation = append(res.Propagation, lat...)
-		s := stats.Summarize(lat)
-		res.PerChange = append(res.PerChange, s)
-		_ = k
+		missed += n - len(one)
+		lat = append(lat, one...)
+		per = append(per, stats.Summarize(one))
 	}
-	return res, nil
+	return lat, missed, per
 }
 
 // from drops the first shift buckets (or pads, if negative).

@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/fleet"
 )
 
 func TestWindowAndShift(t *testing.T) {
@@ -73,5 +76,26 @@ func TestPushedFleetIdlesLonger(t *testing.T) {
 	}
 	if idleExtra(simConfig{short: true}, push) != 0 || idleExtra(long, variant{}) != 0 {
 		t.Fatal("only the long pushed run idles longer")
+	}
+}
+
+// Each agent counts once per change: its first run of that version or a
+// later one, within the window; an earlier version, a run before the
+// change or after the window is a miss.
+func TestPropagation(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	chs := []change{{version: 1, at: t0}, {version: 2, at: t0.Add(90 * time.Second)}}
+	runs := []fleet.Run{
+		{Agent: 0, At: t0.Add(2 * time.Second), Version: 1},
+		{Agent: 0, At: t0.Add(time.Second), Version: 1}, // its first
+		{Agent: 1, At: t0.Add(3 * time.Second), Version: 0},
+		{Agent: 1, At: t0.Add(100 * time.Second), Version: 1}, // stale, and past change 1's window
+		{Agent: 0, At: t0.Add(92 * time.Second), Version: 2},
+		{Agent: 2, At: t0.Add(-time.Second), Version: 1}, // before the change
+	}
+	lat, missed, per := propagation(chs, runs, 3, 90*time.Second)
+	slices.Sort(lat)
+	if !slices.Equal(lat, []float64{1, 2}) || missed != 4 || len(per) != 2 || per[0].N != 1 || per[1].N != 1 {
+		t.Fatalf("latencies %v, %d missed, per change %+v", lat, missed, per)
 	}
 }

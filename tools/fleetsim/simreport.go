@@ -199,6 +199,11 @@ func printResult(r result) {
 		fmt.Printf("  zaqar model: change->push written p50 %.2fs p99 %.2fs max %.2fs (%d pushes) | %.0f frames / idle agent-hour; idle requests by kind %v; all requests by service %v; frames %v\n",
 			d.P50, d.P99, d.Max, d.N, r.IdleFramesPerAgentHour, r.IdleKinds, r.Services, r.FrameKinds)
 	}
+	if r.Variant.Probes > 0 {
+		d := stats.Summarize(r.Received)
+		fmt.Printf("  %d daemons among %d subscribed sockets: change->push received p50 %.2fs p99 %.2fs max %.2fs (%d pushes), %d missed\n",
+			r.Variant.Probes, r.Agents, d.P50, d.P99, d.Max, d.N, r.ReceivedMissed)
+	}
 	if r.Logged > 0 {
 		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
 	}
