@@ -246,6 +246,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		end = ph(extra, outageAt)
 	}
 	res.ExtraIdle = extra
+	idleAt := idleFrom(c, v)
 	if v.Reference {
 		end = referenceEnd // the lock-step is plain by then; Python is costly to host
 	}
@@ -314,7 +315,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	}
 	var idleFrom, idleTo model.Stats // the Zaqar model's counts
 	err = func() error {
-		if err := wait(startEnd); err != nil {
+		if err := wait(float64(idleAt)); err != nil {
 			return err
 		}
 		if v.Zaqar {
@@ -381,8 +382,8 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 	res.Kinds = st.Kinds
 	win := func(s []float64, a, b float64) []float64 { return window(s, at(a), at(b), bucket) }
 	idleStop := ph(extra, idleEnd)
-	idle := win(res.Requests, startEnd, idleStop)
-	idleHours := at(idleStop-startEnd).Hours() * float64(n)
+	idle := win(res.Requests, float64(idleAt), idleStop)
+	idleHours := at(idleStop-float64(idleAt)).Hours() * float64(n)
 	// per agent-hour at this interval, scaled to the same number of polls
 	// (a pushed fleet's idle cost is by the hour, not by the poll)
 	scale := I.Seconds() / 30
@@ -390,12 +391,12 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		scale = 1
 	}
 	res.IdleRequestsPerAgentHour = stats.Sum(idle) / idleHours * scale
-	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, startEnd, idleStop)) / idleHours * scale
-	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, startEnd, idleStop)) / idleHours * scale
+	res.IdleBytesOutPerAgentHour = stats.Sum(win(res.BytesOut, float64(idleAt), idleStop)) / idleHours * scale
+	res.IdleBytesInPerAgentHour = stats.Sum(win(res.BytesIn, float64(idleAt), idleStop)) / idleHours * scale
 	if v.Zaqar {
 		res.Services, res.FrameKinds, res.Frames = st.Services, st.FrameKinds, from(st.Frames, shift)
 		res.IdleKinds = diffCounts(idleTo.Kinds, idleFrom.Kinds)
-		res.IdleFramesPerAgentHour = stats.Sum(win(res.Frames, startEnd, idleStop)) / idleHours
+		res.IdleFramesPerAgentHour = stats.Sum(win(res.Frames, float64(idleAt), idleStop)) / idleHours
 		for _, d := range st.PushDelays {
 			res.PushDelays = append(res.PushDelays, d...)
 		}

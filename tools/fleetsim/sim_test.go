@@ -68,8 +68,13 @@ func TestMergeResults(t *testing.T) {
 func TestPushedFleetIdlesLonger(t *testing.T) {
 	long, push := simConfig{interval: 30 * time.Second}, variant{Zaqar: true}
 	x := idleExtra(long, push)
-	if got := seconds(long, int(ph(x, idleEnd))-startEnd); got != 10*time.Minute {
-		t.Fatalf("idle stretch %s", got)
+	// the window opens once the start settled, and lasts 10 minutes
+	from := idleFrom(long, push)
+	if got := seconds(long, int(ph(x, idleEnd))-from); got != 10*time.Minute || seconds(long, from) != 5*time.Minute {
+		t.Fatalf("idle window from %s, %s long", seconds(long, from), got)
+	}
+	if idleFrom(long, variant{}) != startEnd || idleFrom(long, variant{Zaqar: true, Probes: 50}) != startEnd {
+		t.Fatal("only the long pushed run settles longer")
 	}
 	if ph(x, startEnd) != startEnd || ph(x, outageAt) != outageAt+float64(x) {
 		t.Fatalf("phases %v %v", ph(x, startEnd), ph(x, outageAt))
