@@ -95,8 +95,10 @@ type decoder struct {
 	// container is copied out at its exact size when it closes.
 	keys []string
 	vals []Value
-	// seen finds a large object's duplicate keys (newObject).
-	seen map[string]int
+	// seen finds a large object's duplicate keys (newObject); spare
+	// holds the maps of the large objects skip has finished with.
+	seen  map[string]int
+	spare []map[string]bool
 	// The members named lazyKey of objects at lazyDepth are read as Raw
 	// (LoadsOwnedLazy); none when lazyKey is empty. lazyAll: every member
 	// and item at lazyDepth (LoadsMembersLazy).
