@@ -55,6 +55,7 @@ func (e *Error) Error() string {
 type Metadata struct {
 	vb      *viewBuilder
 	view    any
+	lazy    *lazyTop      // instead of view, for metadata read lazily (lazy.go)
 	stdin   func() []byte // json.dumps(cfg), made once if an executable needs it
 	execMu  sync.Mutex    // executable templates run one at a time, as in the reference
 	timeout time.Duration
@@ -62,18 +63,23 @@ type Metadata struct {
 	maxOutput int
 }
 
-// NewMetadata prepares cfg (a decoded JSON object) for rendering.
+// NewMetadata prepares cfg (a decoded JSON object) for rendering. An
+// object holding *jsondoc.Raw values gets its view made as templates
+// look into it.
 func NewMetadata(cfg jsondoc.Value) *Metadata {
 	vb := newViewBuilder()
-	view := vb.view(cfg)
-	vb.texts = make([]dictText, len(vb.dicts))
-	return &Metadata{
+	m := &Metadata{
 		vb:        vb,
-		view:      view,
 		stdin:     sync.OnceValue(func() []byte { return []byte(jsondoc.Dumps(cfg)) }),
 		timeout:   ExecTimeout,
 		maxOutput: MaxExecOutput,
 	}
+	if top, ok := cfg.(*jsondoc.Object); ok && jsondoc.HoldsRaw(top) {
+		m.lazy = newLazyTop(vb, top)
+	} else {
+		m.view = vb.view(cfg)
+	}
+	return m
 }
 
 // Source is a template file as read, before any metadata is needed: its
@@ -138,7 +144,11 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	defer outputs.Put(out)
 	out.vb = m.vb
 	out.buf.Reset()
-	if err := tmpl.FRender(out, m.view); err != nil {
+	view := m.view
+	if m.lazy != nil {
+		view = m.lazy.context(tmpl)
+	}
+	if err := tmpl.FRender(out, view); err != nil {
 		return nil, oneLine{err}
 	}
 	// The body is kept until every template is rendered: its exact size,

@@ -82,8 +82,10 @@ type listInfo struct {
 
 func (l list) info() *listInfo { return l[:len(l)+1][len(l)].(*listInfo) }
 
-// dictText is a dict's json.dumps, made the first time it is printed.
-type dictText struct {
+// dictEntry is a dict's JSON value and its json.dumps, made the first
+// time it is printed.
+type dictEntry struct {
+	obj  *jsondoc.Object
 	once sync.Once
 	text string
 }
@@ -112,8 +114,28 @@ const blankKey = "."
 // viewBuilder converts decoded JSON to the types above and numbers dicts.
 type viewBuilder struct {
 	nonce string // "\x00dict-<random>-": cannot occur in templates or metadata by chance
-	dicts []*jsondoc.Object
-	texts []dictText // built after the view, one per dict
+	// dicts grows while templates render when the view is made as they
+	// look into it (lazy.go).
+	mu    sync.Mutex
+	dicts []*dictEntry
+}
+
+// addDict numbers a dict.
+func (vb *viewBuilder) addDict(x *jsondoc.Object) int {
+	vb.mu.Lock()
+	defer vb.mu.Unlock()
+	vb.dicts = append(vb.dicts, &dictEntry{obj: x})
+	return len(vb.dicts) - 1
+}
+
+// dict is dict number id, or nil.
+func (vb *viewBuilder) dict(id int) *dictEntry {
+	vb.mu.Lock()
+	defer vb.mu.Unlock()
+	if id < 0 || id >= len(vb.dicts) {
+		return nil
+	}
+	return vb.dicts[id]
 }
 
 func newViewBuilder() *viewBuilder {
@@ -135,8 +157,7 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 				d[k] = vb.view(item)
 			}
 		}
-		d[refKey] = ref{id: len(vb.dicts), nonce: vb.nonce, obj: x}
-		vb.dicts = append(vb.dicts, x)
+		d[refKey] = ref{id: vb.addDict(x), nonce: vb.nonce, obj: x}
 		return &d
 	case []jsondoc.Value:
 		l := make(list, len(x), len(x)+1)
@@ -165,6 +186,8 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 		return x
 	case nil:
 		return null{}
+	case *jsondoc.Raw:
+		return vb.view(jsondoc.Materialized(x))
 	}
 	panic(fmt.Sprintf("render: unexpected metadata value %T", v))
 }
@@ -210,7 +233,7 @@ func (o *output) Write(p []byte) (int, error) {
 	if i := bytes.Index(p, []byte(o.vb.nonce)); i >= 0 && (i == 0 || bytes.HasPrefix(p, []byte("&map[:"))) {
 		rest := p[i+len(o.vb.nonce):]
 		if end := bytes.IndexByte(rest, 0); end > 0 {
-			if id, err := strconv.Atoi(string(rest[:end])); err == nil && id < len(o.vb.dicts) {
+			if id, err := strconv.Atoi(string(rest[:end])); err == nil && o.vb.dict(id) != nil {
 				if i > 0 { // a printed dict; a bare ref (from "a.") prints nothing
 					o.buf.WriteString(o.vb.dictText(id))
 				}
@@ -223,8 +246,8 @@ func (o *output) Write(p []byte) (int, error) {
 
 // dictText is json.dumps of dict number id; workers share it.
 func (vb *viewBuilder) dictText(id int) string {
-	t := &vb.texts[id]
-	t.once.Do(func() { t.text = jsondoc.Dumps(vb.dicts[id]) })
+	t := vb.dict(id)
+	t.once.Do(func() { t.text = jsondoc.Dumps(t.obj) })
 	return t.text
 }
 

@@ -95,12 +95,16 @@ type decoder struct {
 	// container is copied out at its exact size when it closes.
 	keys []string
 	vals []Value
-	// seen finds a large object's duplicate keys (newObject).
-	seen map[string]int
+	// seen finds a large object's duplicate keys (newObject); spare
+	// holds the maps of the large objects skip has finished with.
+	seen  map[string]int
+	spare []map[string]bool
 	// The members named lazyKey of objects at lazyDepth are read as Raw
-	// (LoadsOwnedLazy); none when lazyKey is empty.
+	// (LoadsOwnedLazy); none when lazyKey is empty. lazyAll: every member
+	// and item at lazyDepth (LoadsMembersLazy).
 	lazyKey   string
 	lazyDepth int
+	lazyAll   bool
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -215,7 +219,7 @@ func (d *decoder) object(depth int) (Value, error) {
 		d.pos++
 		d.skipSpace()
 		var v Value
-		if d.lazyKey != "" && k == d.lazyKey && depth == d.lazyDepth {
+		if (d.lazyAll || d.lazyKey != "" && k == d.lazyKey) && depth == d.lazyDepth {
 			if r := d.lazy(depth + 1); r != nil {
 				v = r
 			}
@@ -284,9 +288,17 @@ func (d *decoder) array(depth int) (Value, error) {
 		return []Value{}, nil
 	}
 	for {
-		v, err := d.value(depth + 1)
-		if err != nil {
-			return nil, err
+		var v Value
+		if d.lazyAll && depth == d.lazyDepth {
+			if r := d.lazy(depth + 1); r != nil {
+				v = r
+			}
+		}
+		if v == nil {
+			var err error
+			if v, err = d.value(depth + 1); err != nil {
+				return nil, err
+			}
 		}
 		d.vals = append(d.vals, v)
 		d.skipSpace()

@@ -154,8 +154,11 @@ func (d *decoder) skipObject(depth int) error {
 		return nil
 	}
 	base := len(d.keys)
-	defer func() { d.keys = d.keys[:base] }()
 	var seen map[string]bool // a large object's keys
+	defer func() {
+		d.keys = d.keys[:base]
+		d.spareSeen(seen)
+	}()
 	for {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return errSkip
@@ -177,7 +180,7 @@ func (d *decoder) skipObject(depth int) error {
 			}
 			d.keys = append(d.keys, k)
 			if len(d.keys)-base > smallObject {
-				seen = make(map[string]bool, 2*smallObject)
+				seen = d.takeSeen()
 				for _, prev := range d.keys[base:] {
 					seen[prev] = true
 				}
@@ -208,6 +211,30 @@ func (d *decoder) skipObject(depth int) error {
 		}
 	}
 }
+
+// takeSeen is an empty map for a large object's keys: one that an
+// object before it used, when there is one. A 100 MB document of
+// thousands of large objects then makes a few maps, not thousands (of
+// garbage that a process over its memory limit collects at once).
+func (d *decoder) takeSeen() map[string]bool {
+	if n := len(d.spare); n > 0 {
+		m := d.spare[n-1]
+		d.spare = d.spare[:n-1]
+		return m
+	}
+	return make(map[string]bool, 2*smallObject)
+}
+
+// spareSeen keeps m, emptied, for the next large object; a map of a very
+// large object is dropped, since emptying it costs its size each time.
+func (d *decoder) spareSeen(m map[string]bool) {
+	if m != nil && len(m) <= maxSpareSeen {
+		clear(m)
+		d.spare = append(d.spare, m)
+	}
+}
+
+const maxSpareSeen = 1 << 12
 
 // raw writes a checked document as value writes its decoded tree, one
 // token at a time.
