@@ -103,7 +103,7 @@ func Apply(files []File, log *slog.Logger) (Result, error) {
 			res.Unchanged = append(res.Unchanged, p.Path)
 		case actWrite:
 			log.Info("writing " + p.Path)
-			if err := os.Rename(p.tmp, p.Path); err != nil {
+			if err := rename(p.tmp, p.Path); err != nil {
 				removeTemps(plan[i:])
 				return res, &Error{Path: p.Path, Err: err}
 			}
@@ -223,6 +223,16 @@ func currentUmask() uint32 {
 	return 0o777
 }
 
+// rename is os.Rename without its lstat of the target (one failing
+// system call per new file): planFile has already refused a directory
+// there, and rename(2) refuses one that appeared since.
+func rename(from, to string) error {
+	if err := unix.Rename(from, to); err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
 func syncDirFS(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -319,7 +329,9 @@ type dirSet struct {
 	exists map[string]uint64 // directory -> device
 	fsDirs map[uint64]string
 	made   []madeDir // directories this run created, in order
-	by     int       // the index of the file mkdirAll works for
+	// madeSet holds the paths of made.
+	madeSet map[string]bool
+	by      int // the index of the file mkdirAll works for
 }
 
 // madeDir is a directory created for the file at index by.
@@ -335,7 +347,7 @@ type madeDir struct {
 const maxDirFsyncs = 8
 
 func newDirSet() *dirSet {
-	return &dirSet{seen: map[string]bool{}, exists: map[string]uint64{}, fsDirs: map[uint64]string{}}
+	return &dirSet{seen: map[string]bool{}, exists: map[string]uint64{}, fsDirs: map[uint64]string{}, madeSet: map[string]bool{}}
 }
 
 func (d *dirSet) add(dir string) {
@@ -361,12 +373,19 @@ func (d *dirSet) mkdirAll(dir string) error {
 		return nil
 	}
 	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err == nil {
+	parent := filepath.Dir(dir)
+	if d.madeSet[parent] && unix.Mkdir(dir, 0o777) == nil {
+		// A directory this run made holds only what it made: dir is
+		// new, no stat needed before (a first render makes some 300).
+		// Should the mkdir fail, the stat below decides as for others.
+		d.add(parent)
+		d.made = append(d.made, madeDir{dir, d.by})
+		st.Dev = d.exists[parent]
+	} else if err := unix.Stat(dir, &st); err == nil {
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
 	} else {
-		parent := filepath.Dir(dir)
 		if parent != dir {
 			if err := d.mkdirAll(parent); err != nil {
 				return err
@@ -392,6 +411,9 @@ func (d *dirSet) mkdirAll(dir string) error {
 		}
 	}
 	d.exists[dir] = st.Dev
+	if n := len(d.made); n > 0 && d.made[n-1].path == dir {
+		d.madeSet[dir] = true
+	}
 	if _, ok := d.fsDirs[st.Dev]; !ok {
 		d.fsDirs[st.Dev] = dir
 	}
