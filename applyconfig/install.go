@@ -39,11 +39,12 @@ type template struct {
 	ctlErr *templateError
 }
 
-// load reads the template and its control file, once, by whichever comes
-// first: the reader ahead or a render worker.
+// load reads and compiles the template and reads its control file, once,
+// by whichever comes first: the reader ahead or a render worker.
 func (t *template) load(accounts control.Accounts) {
 	t.once.Do(func() {
 		t.src = render.Load(t.in)
+		t.src.Compile()
 		t.ctl, t.ctlErr = loadControl(t, accounts)
 	})
 }
