@@ -57,9 +57,9 @@ type rendered struct {
 }
 
 func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
-	// The template tree is listed, and templates are read, while the
-	// metadata is parsed: the one waits on system calls, the other on the
-	// CPU, and before the render the second core would have nothing to do.
+	// The template tree is listed, and templates are read and compiled,
+	// while the metadata is parsed and its view made: before the render
+	// the second core would have nothing to do.
 	walked := make(chan []*template, 1)
 	parsed := make(chan struct{})
 	go func() {
@@ -78,13 +78,15 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 	if err == nil {
 		cfg, err = metadata.Subhash(cfg, o.subhash)
 	}
-	close(parsed)
 	if err != nil {
+		close(parsed)
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
+	md := render.NewMetadata(cfg)
+	close(parsed)
 	templates := <-walked
-	results := renderAll(ctx, render.NewMetadata(cfg), templates, env.Accounts)
+	results := renderAll(ctx, md, templates, env.Accounts)
 	files := make([]writer.File, 0, len(results))
 	for _, r := range results {
 		if r.err != nil {
