@@ -39,11 +39,12 @@ type template struct {
 	ctlErr *templateError
 }
 
-// load reads the template and its control file, once, by whichever comes
-// first: the reader ahead or a render worker.
+// load reads and compiles the template and reads its control file, once,
+// by whichever comes first: the reader ahead or a render worker.
 func (t *template) load(accounts control.Accounts) {
 	t.once.Do(func() {
 		t.src = render.Load(t.in)
+		t.src.Compile()
 		t.ctl, t.ctlErr = loadControl(t, accounts)
 	})
 }
@@ -56,9 +57,9 @@ type rendered struct {
 }
 
 func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
-	// The template tree is listed, and templates are read, while the
-	// metadata is parsed: the one waits on system calls, the other on the
-	// CPU, and before the render the second core would have nothing to do.
+	// The template tree is listed, and templates are read and compiled,
+	// while the metadata is parsed and its view made: before the render
+	// the second core would have nothing to do.
 	walked := make(chan []*template, 1)
 	parsed := make(chan struct{})
 	go func() {
@@ -77,13 +78,15 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 	if err == nil {
 		cfg, err = metadata.Subhash(cfg, o.subhash)
 	}
-	close(parsed)
 	if err != nil {
+		close(parsed)
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
+	md := render.NewMetadata(cfg)
+	close(parsed)
 	templates := <-walked
-	results := renderAll(ctx, render.NewMetadata(cfg), templates, env.Accounts)
+	results := renderAll(ctx, md, templates, env.Accounts)
 	files := make([]writer.File, 0, len(results))
 	for _, r := range results {
 		if r.err != nil {

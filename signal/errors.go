@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/tripleo-go/agent/internal/httpclient"
@@ -54,8 +55,8 @@ func (e *HTTPError) Error() string {
 const maxDetail = 200
 
 var (
-	tags   = regexp.MustCompile(`<[^>]*>`)
-	spaces = regexp.MustCompile(`\s+`)
+	tags   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
+	spaces = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+`) })
 )
 
 // detail is the gist of an error answer: the message of Heat's, Zaqar's
@@ -84,8 +85,8 @@ func detail(body []byte) string {
 			return ' '
 		}
 		return r
-	}, tags.ReplaceAllString(text, " "))
-	text = strings.TrimSpace(spaces.ReplaceAllString(text, " "))
+	}, tags().ReplaceAllString(text, " "))
+	text = strings.TrimSpace(spaces().ReplaceAllString(text, " "))
 	if len(text) > maxDetail {
 		text = strings.ToValidUTF8(text[:maxDetail], "") + "..."
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/cbroglie/mustache"
 	"golang.org/x/sys/unix"
@@ -89,6 +90,10 @@ type Source struct {
 	data       []byte
 	executable bool
 	err        error
+	// compiled, once Compile has run: the parsed template, or why its
+	// text is no template (see compile.go).
+	compiled   *mustache.Template
+	compileErr error
 }
 
 // Load reads the template file at path. What it finds (a read error
@@ -113,7 +118,8 @@ func (m *Metadata) Render(ctx context.Context, s *Source) ([]byte, error) {
 	if s.err != nil {
 		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: pyerr.ErrorString(s.err, s.path)}
 	}
-	body, err := m.Mustache(s.data)
+	s.Compile()
+	body, err := m.renderCompiled(s.compiled, s.compileErr)
 	if err != nil {
 		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: err.Error()}
 	}
@@ -123,10 +129,17 @@ func (m *Metadata) Render(ctx context.Context, s *Source) ([]byte, error) {
 // Mustache renders template text. Like Python's text-mode read, it wants
 // UTF-8 and reads "\r\n" and "\r" as "\n".
 func (m *Metadata) Mustache(text []byte) ([]byte, error) {
+	tmpl, err := compile(text)
+	return m.renderCompiled(tmpl, err)
+}
+
+// compile checks and parses template text; text must not change while
+// the template lives (its string shares text's bytes).
+func compile(text []byte) (*mustache.Template, error) {
 	if msg, bad := pyutf8.DecodeError(text); bad {
 		return nil, errors.New(msg)
 	}
-	src := universalNewlines(string(text))
+	src := universalNewlines(unsafe.String(unsafe.SliceData(text), len(text)))
 	marked, alike := matchPystacheStandalone(src)
 	if !alike {
 		if err := checkTags(src); err != nil {
@@ -139,6 +152,14 @@ func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	tmpl, err := mustache.ParseStringPartialsRaw(src, &mustache.StaticProvider{}, true)
 	if err != nil {
 		return nil, oneLine{parseError(src, err)}
+	}
+	return tmpl, nil
+}
+
+// renderCompiled renders a compiled template, or returns compile's error.
+func (m *Metadata) renderCompiled(tmpl *mustache.Template, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
 	}
 	out := outputs.Get().(*output)
 	defer outputs.Put(out)

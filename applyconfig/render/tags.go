@@ -349,6 +349,11 @@ func matchPystacheStandalone(src string) (marked string, alike bool) {
 		default:
 			return true
 		}
+		if last == 0 {
+			// Once, to the size of a few markers more: the text is
+			// copied whole, and growing by doubling would copy it again.
+			out.Grow(len(src) + 128)
+		}
 		out.WriteString(src[last:t.end])
 		out.WriteString(t.otag + "&" + standaloneMarker + t.ctag)
 		last = t.end

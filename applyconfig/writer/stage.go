@@ -51,13 +51,24 @@ func sweepLeftovers(plan []planned, made map[string]bool, log *slog.Logger) {
 		return
 	}
 	seen := map[string]bool{}
+	var dirs []string
 	for i := range plan {
 		dir := filepath.Dir(plan[i].Path)
 		if seen[dir] || made[dir] {
 			continue
 		}
 		seen[dir] = true
-		for _, path := range removeLeftovers(dir) {
+		dirs = append(dirs, dir)
+	}
+	// A directory read is a few system calls, and a steady run with one
+	// change reads every directory of the tree (some 300): in parallel.
+	removed := make([][]string, len(dirs))
+	forEach(len(dirs), func(i int) error {
+		removed[i] = removeLeftovers(dirs[i])
+		return nil
+	})
+	for _, paths := range removed {
+		for _, path := range paths {
 			log.Info("removed " + path + ", staged by a run that did not finish")
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -298,7 +299,7 @@ const (
 	stagePattern = stagePrefix + "*.tmp"
 )
 
-var staged = regexp.MustCompile(`^\.os-collect-config-[0-9]+\.tmp$`)
+var staged = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.os-collect-config-[0-9]+\.tmp$`) })
 
 // RemoveLeftovers removes the staged files that passes killed part way
 // left in the cache directory, and returns their paths. Only the holder
@@ -310,7 +311,7 @@ func (c *Cache) RemoveLeftovers() []string {
 	}
 	var removed []string
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !staged.MatchString(e.Name()) {
+		if !e.Type().IsRegular() || !staged().MatchString(e.Name()) {
 			continue
 		}
 		p := filepath.Join(c.Dir, e.Name())

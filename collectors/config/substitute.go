@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
@@ -20,7 +21,9 @@ type substituter struct {
 	raw map[string][]string
 }
 
-var template = regexp.MustCompile(`(?i)\$(?:(\$)|([_a-z][._a-z0-9]*)|\{([_a-z][._a-z0-9]*)\}|)`)
+var template = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\$(?:(\$)|([_a-z][._a-z0-9]*)|\{([_a-z][._a-z0-9]*)\}|)`)
+})
 
 func (s *substituter) all(o *Option, vals []string, depth int) ([]string, error) {
 	out := make([]string, len(vals))
@@ -39,8 +42,9 @@ func (s *substituter) one(group, v string, depth int) (string, error) {
 	}
 	v = strings.ReplaceAll(v, `\$`, "$$")
 	var firstErr error
-	out := template.ReplaceAllStringFunc(v, func(m string) string {
-		g := template.FindStringSubmatch(m)
+	re := template()
+	out := re.ReplaceAllStringFunc(v, func(m string) string {
+		g := re.FindStringSubmatch(m)
 		switch {
 		case g[1] != "":
 			return "$"

@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/nodeconfig"
@@ -30,10 +31,10 @@ const File = "/etc/sysconfig/network"
 // device is what an interface name may hold (the kernel's names, ifcfg's
 // aliases after a colon); anything else would be taken by sed, or by the
 // shell of ifup, for something else.
-var device = regexp.MustCompile(`^[A-Za-z0-9_.:@-]+$`)
+var device = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.:@-]+$`) })
 
 // setLine finds the line that sets GATEWAYDEV (grep "^\s*GATEWAYDEV=").
-var setLine = regexp.MustCompile(`^[ \t\n\v\f\r]*GATEWAYDEV=`)
+var setLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t\n\v\f\r]*GATEWAYDEV=`) })
 
 // Run is the step. Bad metadata (not a string, not an interface name)
 // is one error line naming the key, and nothing changes.
@@ -52,7 +53,7 @@ func Run(ctx context.Context, _ []string, env nodeconfig.Env) error {
 		fmt.Fprintln(env.Stdout, "$new_gatewaydev not set")
 		return nil
 	}
-	if !isString || !device.MatchString(dev) {
+	if !isString || !device().MatchString(dev) {
 		return fail(fmt.Errorf("%s: not an interface name", Key))
 	}
 	path := nodeconfig.Resolve(env.Path(File))
@@ -85,7 +86,7 @@ func update(text, dev string, env nodeconfig.Env) string {
 	lines := strings.SplitAfter(text, "\n")
 	set := false
 	for _, l := range lines {
-		if setLine.MatchString(l) {
+		if setLine().MatchString(l) {
 			fmt.Fprint(env.Stdout, strings.TrimSuffix(l, "\n")+"\n")
 			set = true
 		}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/nodeconfig"
@@ -125,8 +126,8 @@ func squeeze(s string) string {
 }
 
 var (
-	startRe = regexp.MustCompile(`(?m)^# HEAT_HOSTS_START`)
-	endRe   = regexp.MustCompile(`^# HEAT_HOSTS_END`)
+	startRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^# HEAT_HOSTS_START`) })
+	endRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^# HEAT_HOSTS_END`) })
 )
 
 // writeEntries puts the section in the file, if there is a file (a link
@@ -144,7 +145,7 @@ func writeEntries(ctx context.Context, env nodeconfig.Env, file, entries string)
 	old := string(data)
 	section := startLine + entries + "\n" + endLine
 	var now string
-	if startRe.MatchString(old) {
+	if startRe().MatchString(old) {
 		now = replace(old, section)
 		fmt.Fprintf(env.Stdout, "INFO: Updating hosts file %s, check below for changes\n", strings.TrimPrefix(file, env.Root))
 		if _, err := env.LookPath("diff"); err == nil {
@@ -185,7 +186,7 @@ func replace(old, section string) string {
 	b.WriteString(section)
 	// sed '1,/END/d': the end is looked for from the second line on.
 	for i := 1; i < len(lines); i++ {
-		if endRe.MatchString(lines[i]) {
+		if endRe().MatchString(lines[i]) {
 			for _, l := range lines[i+1:] {
 				b.WriteString(l)
 			}

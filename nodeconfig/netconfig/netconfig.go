@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tripleo-go/agent/applyconfig/metadata"
@@ -163,7 +164,7 @@ func lookPath(name, path string) string {
 // hostPattern takes the host out of a URL as the reference's sed did:
 // everything from "://" to the next colon (so a URL without a port
 // keeps its path; TripleO's URLs all have one).
-var hostPattern = regexp.MustCompile(`http.*://([^:]*).*`)
+var hostPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`http.*://([^:]*).*`) })
 
 // metadataServer is the host of the first Heat endpoint in the metadata,
 // or "".
@@ -172,7 +173,7 @@ func (r *runner) metadataServer() string {
 		v, _ := metadata.Lookup(r.cfg, key)
 		lines := strings.Split(metadata.Raw(v), "\n")
 		for i, l := range lines {
-			lines[i] = hostPattern.ReplaceAllString(l, "$1")
+			lines[i] = hostPattern().ReplaceAllString(l, "$1")
 		}
 		if host := strings.TrimRight(strings.Join(lines, "\n"), "\n"); host != "" {
 			return strings.Join(strings.FieldsFunc(host, isIFS), " ")

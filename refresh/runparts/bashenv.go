@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/proc"
@@ -21,7 +22,7 @@ import (
 )
 
 // envFileName is the names sourced from environment.d.
-var envFileName = regexp.MustCompile(`^[0-9A-Za-z_.-]+$`)
+var envFileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9A-Za-z_.-]+$`) })
 
 // scriptEnv is the environment the scripts get: that of a bash which has
 // sourced environment.d (when there is one), else what bash would pass on
@@ -40,7 +41,7 @@ func (r *Runner) scriptEnv(ctx context.Context, dir string) ([]string, string, e
 	var files []string
 	for _, e := range entries {
 		p := envDir + "/" + e.Name()
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && envFileName.MatchString(e.Name()) {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && envFileName().MatchString(e.Name()) {
 			files = append(files, p)
 		}
 	}
