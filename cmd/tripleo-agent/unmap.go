@@ -19,7 +19,9 @@ import (
 // about 2.5 MiB lower, which its memory limit spends on fewer
 // collections. Only mappings that are never written are dropped (a
 // private copy of a written page would be lost); a debugger's breakpoints
-// in them would go too, which is why it is done for the one program.
+// in them would go too, which is why it is done only for the two
+// programs whose memory counts: os-apply-config, run on every change,
+// and os-collect-config, resident on every node.
 func unmapStartupCode() {
 	exe, err := os.Executable()
 	if err != nil {
