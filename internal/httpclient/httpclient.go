@@ -251,7 +251,13 @@ type capped struct {
 func (t capped) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		return resp, err
+		// retryablehttp's last attempt may hand back both; net/http would
+		// log "RoundTripper returned a response & error" to stderr, around
+		// the structured log, and drop the response anyway.
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, err
 	}
 	body, err := readBody(resp.Body, declaredLength(resp), t.max)
 	resp.Body.Close()

@@ -313,3 +313,29 @@ func TestStandardClientCapsBodies(t *testing.T) {
 		}
 	}
 }
+
+// A transport that hands back a response with its error (retryablehttp's
+// last attempt can) gets the error alone, its body closed: net/http
+// would otherwise print a line of its own to stderr.
+func TestCappedDropsAResponseBesideAnError(t *testing.T) {
+	body := &closeRecorder{Reader: strings.NewReader("late")}
+	next := roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 503, Body: body}, errors.New("giving up")
+	})
+	req, _ := http.NewRequest("GET", "http://example.invalid/", nil)
+	resp, err := capped{next: next, max: 10}.RoundTrip(req)
+	if resp != nil || err == nil || !body.closed {
+		t.Fatalf("response %v, error %v, body closed %v", resp, err, body.closed)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+type closeRecorder struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
