@@ -204,6 +204,9 @@ func printResult(r result) {
 		fmt.Printf("  %d daemons among %d subscribed sockets: change->push received p50 %.2fs p99 %.2fs max %.2fs (%d pushes), %d missed\n",
 			r.Variant.Probes, r.Agents, d.P50, d.P99, d.Max, d.N, r.ReceivedMissed)
 	}
+	if len(r.Exited) > 0 {
+		fmt.Printf("  %d agents stopped by themselves; first: %s\n", len(r.Exited), r.Exited[0])
+	}
 	if r.Logged > 0 {
 		fmt.Printf("  %d log lines; last: %s\n", r.Logged, strings.Join(r.LastLines, " | "))
 	}
