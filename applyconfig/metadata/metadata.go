@@ -33,7 +33,7 @@ var LazyFrom int64 = 4 << 20
 // *jsondoc.Raw, at any depth once merged: Lookup and Subhash look through
 // them, jsondoc.Materialized decodes them.
 func Read(paths []string) (*jsondoc.Object, error) {
-	merged := jsondoc.NewObject(0)
+	var merged *jsondoc.Object
 	for _, p := range paths {
 		if p == "" {
 			continue
@@ -59,10 +59,36 @@ func Read(paths []string) (*jsondoc.Object, error) {
 		}
 		// Only non-empty objects count; other documents are ignored.
 		if obj, ok := doc.(*jsondoc.Object); ok && obj.Len() > 0 {
-			Merge(merged, obj)
+			if merged == nil {
+				merged = obj // the first file's tree is the base: no copy
+			} else {
+				mergeOwned(merged, obj)
+			}
 		}
 	}
+	if merged == nil {
+		merged = jsondoc.NewObject(0)
+	}
 	return merged, nil
+}
+
+// mergeOwned is Merge for trees no one else holds, as Read's are (each
+// node of a decoded file is in one place): where both hold an object, it
+// merges into base's in place, as the reference's merge does, instead of
+// copying both into a new one. The keys come out in the same order.
+func mergeOwned(base, overlay *jsondoc.Object) {
+	for i := 0; i < overlay.Len(); i++ {
+		k, v := overlay.At(i)
+		if old, ok := base.Get(k); ok && isObject(old) && isObject(v) {
+			oldObj := members(old).(*jsondoc.Object) // a Raw decodes to a new object
+			if _, raw := old.(*jsondoc.Raw); raw {
+				base.Set(k, oldObj)
+			}
+			mergeOwned(oldObj, members(v).(*jsondoc.Object))
+			continue
+		}
+		base.Set(k, v)
+	}
 }
 
 // Merge deep-merges overlay into base. Where both hold an object under a key

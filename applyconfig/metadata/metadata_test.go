@@ -34,6 +34,11 @@ func TestMerge(t *testing.T) {
 		{"lists replaced", []string{`{"l": [1, "two", 3]}`, `{"l": ["replaced"]}`}, `{"l": ["replaced"]}`},
 		{"null overwrites", []string{`{"a": 1}`, `{"a": null}`}, `{"a": null}`},
 		{"non-dicts and {} ignored", []string{`{"a": 1}`, `[1, 2]`, `"s"`, `{}`, `null`}, `{"a": 1}`},
+		// Read merges into the first file's tree in place: order and
+		// rules as when it merged into a copy.
+		{"three files, order kept", []string{`{"d": {"x": 1, "y": {}}, "e": {"q": 1}}`, `{"e": {"r": 2}, "d": {"y": {"w": 1}, "z": 3}}`, `{"d": {"y": {"v": 2, "w": 4}, "x": 5}, "f": 6}`},
+			`{"d": {"x": 5, "y": {"w": 4, "v": 2}, "z": 3}, "e": {"q": 1, "r": 2}, "f": 6}`},
+		{"non-dict first", []string{`[1]`, `{"d": {"x": 1}}`, `{"d": {"y": 2}}`}, `{"d": {"x": 1, "y": 2}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

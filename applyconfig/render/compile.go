@@ -1,5 +1,7 @@
 package render
 
+import "bytes"
+
 // Compile checks and parses a loaded mustache template, once; Render
 // does it if no one did before. Parsing needs no metadata, so templates
 // can be compiled ahead while the metadata is still being parsed, on a
@@ -10,5 +12,8 @@ func (s *Source) Compile() {
 		return
 	}
 	s.compiled, s.compileErr = compile(s.data)
+	if bytes.Contains(s.data, []byte("0x")) {
+		s.hexText = s.data // see output.text
+	}
 	s.data = nil // the template holds its text
 }

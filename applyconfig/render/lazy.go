@@ -40,8 +40,9 @@ func newLazyTop(vb *viewBuilder, obj *jsondoc.Object) *lazyTop {
 		keys: make(map[string]*lazyKey)}
 }
 
-// context is the top-level context for tmpl, a *dict as the whole view's
-// would be.
+// context is the top-level context for tmpl: a *dict, made for this
+// template, not a cell (view.go): fmt prints it as a map, which starts
+// with its ref's sentinel and which the writer replaces.
 func (l *lazyTop) context(tmpl *mustache.Template) any {
 	d := dict{refKey: l.ref}
 	l.add(d, tmpl.Tags())

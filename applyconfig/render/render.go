@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,7 @@ func (e *Error) Error() string {
 // Metadata is the merged metadata prepared for rendering many templates.
 // It is read-only and safe for concurrent use.
 type Metadata struct {
+	cfg     jsondoc.Value
 	vb      *viewBuilder
 	view    any
 	lazy    *lazyTop      // instead of view, for metadata read lazily (lazy.go)
@@ -70,6 +72,7 @@ type Metadata struct {
 func NewMetadata(cfg jsondoc.Value) *Metadata {
 	vb := newViewBuilder()
 	m := &Metadata{
+		cfg:       cfg,
 		vb:        vb,
 		stdin:     sync.OnceValue(func() []byte { return []byte(jsondoc.Dumps(cfg)) }),
 		timeout:   ExecTimeout,
@@ -94,6 +97,7 @@ type Source struct {
 	// text is no template (see compile.go).
 	compiled   *mustache.Template
 	compileErr error
+	hexText    []byte // its text, if it holds "0x" (output.text)
 }
 
 // Load reads the template file at path. What it finds (a read error
@@ -119,7 +123,7 @@ func (m *Metadata) Render(ctx context.Context, s *Source) ([]byte, error) {
 		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: pyerr.ErrorString(s.err, s.path)}
 	}
 	s.Compile()
-	body, err := m.renderCompiled(s.compiled, s.compileErr)
+	body, err := m.renderCompiled(s.compiled, s.hexText, s.compileErr)
 	if err != nil {
 		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: err.Error()}
 	}
@@ -130,7 +134,11 @@ func (m *Metadata) Render(ctx context.Context, s *Source) ([]byte, error) {
 // UTF-8 and reads "\r\n" and "\r" as "\n".
 func (m *Metadata) Mustache(text []byte) ([]byte, error) {
 	tmpl, err := compile(text)
-	return m.renderCompiled(tmpl, err)
+	var hexText []byte
+	if bytes.Contains(text, []byte("0x")) {
+		hexText = text
+	}
+	return m.renderCompiled(tmpl, hexText, err)
 }
 
 // compile checks and parses template text; text must not change while
@@ -157,13 +165,14 @@ func compile(text []byte) (*mustache.Template, error) {
 }
 
 // renderCompiled renders a compiled template, or returns compile's error.
-func (m *Metadata) renderCompiled(tmpl *mustache.Template, err error) ([]byte, error) {
+// hexText is the template's text if it holds "0x" (see output.text).
+func (m *Metadata) renderCompiled(tmpl *mustache.Template, hexText []byte, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
 	out := outputs.Get().(*output)
 	defer outputs.Put(out)
-	out.vb = m.vb
+	out.vb, out.text, out.clash = m.vb, hexText, false
 	out.buf.Reset()
 	view := m.view
 	if m.lazy != nil {
@@ -171,6 +180,13 @@ func (m *Metadata) renderCompiled(tmpl *mustache.Template, err error) ([]byte, e
 	}
 	if err := tmpl.FRender(out, view); err != nil {
 		return nil, oneLine{err}
+	}
+	if out.clash {
+		// The text holds a cell's address: render with new cells, m's
+		// kept alive meanwhile so that none has the same address.
+		body, err := NewMetadata(m.cfg).renderCompiled(tmpl, hexText, nil)
+		runtime.KeepAlive(m)
+		return body, err
 	}
 	// The body is kept until every template is rendered: its exact size,
 	// not the buffer's doubled capacity (a first render's bodies are

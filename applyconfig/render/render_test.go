@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,5 +247,32 @@ func TestMarkerAndRefsPrintNothing(t *testing.T) {
 	empty := NewMetadata(jsondoc.NewObject(0))
 	if got, err := empty.Mustache([]byte("{{^t}} \n{{/t}}[{{.}}]")); err != nil || string(got) != " \n[{}]" {
 		t.Errorf("empty metadata: %q, %v", got, err)
+	}
+}
+
+// Dicts print as their cell's address, which the writer replaces
+// (view.go): a string or a template text that reads like an address
+// still prints as itself.
+func TestAddressLikeTextPrintsAsItself(t *testing.T) {
+	cfg, err := jsondoc.Loads([]byte(`{"h": "0x1f", "d": {"k": "0xc0"}, "l": ["0x2"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetadata(cfg)
+	got, err := m.Mustache([]byte("{{h}}|{{d.k}}|{{#h}}{{.}}{{/h}}|{{d}}|{{l}}|{{#l}}{{.}}{{/l}}"))
+	if want := `0x1f|0xc0|0x1f|{"k": "0xc0"}|["0x2"]|0x2`; err != nil || string(got) != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
+	// A text between tags that is exactly the address of d's cell.
+	addr := fmt.Sprint(m.view.(cell)) // the top level's cell
+	for a, id := range m.vb.cells {
+		if id == 1 {
+			addr = fmt.Sprintf("%#x", a)
+		}
+	}
+	tmpl := "{{h}}" + addr + "{{d}}"
+	got, err = m.Mustache([]byte(tmpl))
+	if want := "0x1f" + addr + `{"k": "0xc0"}`; err != nil || string(got) != want {
+		t.Errorf("%q: got %q, %v; want %q", tmpl, got, err, want)
 	}
 }

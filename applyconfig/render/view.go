@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
@@ -30,25 +31,31 @@ import (
 //     become contexts (dicts, and truthy values pushed by a section) have no
 //     methods, and print correctly through plain fmt: bool prints
 //     true/false, a number is its Python text in a string kind.
-//   - Dicts print as fmt prints a pointer to a map: "&map[...]". Each
-//     dict holds, under the key "" (which fmt sorts first), a ref whose
-//     Format writes a sentinel with the dict's number; the writer that
-//     receives the library's output replaces a printed map that starts
-//     with a sentinel by json.dumps of that dict (made once per dict), and
-//     drops a bare sentinel. Template names never reach the "" entry
-//     except through the malformed "a." form; a metadata key "" cannot be
-//     looked up in templates (pystache could, through "a.").
-//   - Dicts are pointers so that printing one stays shallow: fmt prints a
-//     pointer nested in a map as an address, where it would print a
-//     nested map whole, only for the writer to throw the text away.
+//   - Dicts are pointers to pointers to maps (cells), which fmt prints as
+//     their address: printing a map would sort and print all its entries
+//     only for the writer to throw the text away. The writer that receives
+//     the library's output replaces the address of a cell by json.dumps of
+//     its dict (made once per dict). A metadata string that could read as
+//     an address ("0x...") is a hexString, which prints marked; a template
+//     whose text holds the address is rendered again with other cells.
+//   - Each dict also holds, under the key "", a ref whose Format writes a
+//     sentinel with the dict's number, which the writer drops: template
+//     names reach the "" entry only through the malformed "a." form; a
+//     metadata key "" cannot be looked up in templates (pystache could,
+//     through "a."). The top level of lazily read metadata is printed as
+//     a map (lazy.go): the writer replaces one that starts with the
+//     sentinel.
 //   - Lists print their JSON, made once per list: it is kept past the
 //     list's end, in a slot of its backing array that the library (which
 //     goes by the length) never sees.
 //   - Falsy values (never pushed as contexts) print through Format methods.
 
 // dict is a non-empty JSON object: its view entries plus the ref under "".
-// The view holds *dict (see above).
+// The view holds a cell (see above).
 type dict map[string]any
+
+// cell is what the view holds for a dict.
+type cell = **dict
 
 const refKey = ""
 
@@ -103,6 +110,11 @@ type (
 // null is JSON null: falsy, prints nothing.
 type null struct{}
 
+// hexString is a string that starts with "0x": printed bare it could
+// read as a cell's address. It prints marked (nonce + "s" + text), and the
+// writer drops the mark; its text is under blankKey, as blankString's.
+type hexString map[string]any
+
 // blankString is a non-empty string of only white space, truthy in Python
 // (the library would call it empty). Its text is under blankKey: the
 // library answers the name "." with the context itself and splits any
@@ -118,6 +130,43 @@ type viewBuilder struct {
 	// look into it (lazy.go).
 	mu    sync.Mutex
 	dicts []*dictEntry
+	// cells maps the address of each cell made to its dict's number.
+	cells map[uintptr]int
+}
+
+// newCell numbers a dict and makes its cell.
+func (vb *viewBuilder) newCell(d *dict, id int) cell {
+	c := new(*dict)
+	*c = d
+	vb.mu.Lock()
+	vb.cells[uintptr(unsafe.Pointer(c))] = id
+	vb.mu.Unlock()
+	return c
+}
+
+// cellDict is the number of the dict whose cell's address is printed in
+// p ("0x" and lowercase hex, as fmt prints a pointer), or -1.
+func (vb *viewBuilder) cellDict(p []byte) int {
+	if len(p) < 3 || len(p) > 18 || p[0] != '0' || p[1] != 'x' {
+		return -1
+	}
+	var u uintptr
+	for _, c := range p[2:] {
+		switch {
+		case '0' <= c && c <= '9':
+			u = u<<4 | uintptr(c-'0')
+		case 'a' <= c && c <= 'f':
+			u = u<<4 | uintptr(c-'a'+10)
+		default:
+			return -1
+		}
+	}
+	vb.mu.Lock()
+	defer vb.mu.Unlock()
+	if id, ok := vb.cells[u]; ok {
+		return id
+	}
+	return -1
 }
 
 // addDict numbers a dict.
@@ -141,7 +190,7 @@ func (vb *viewBuilder) dict(id int) *dictEntry {
 func newViewBuilder() *viewBuilder {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &viewBuilder{nonce: "\x00dict-" + hex.EncodeToString(b) + "-"}
+	return &viewBuilder{nonce: "\x00dict-" + hex.EncodeToString(b) + "-", cells: make(map[uintptr]int)}
 }
 
 func (vb *viewBuilder) view(v jsondoc.Value) any {
@@ -157,8 +206,9 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 				d[k] = vb.view(item)
 			}
 		}
-		d[refKey] = ref{id: vb.addDict(x), nonce: vb.nonce, obj: x}
-		return &d
+		id := vb.addDict(x)
+		d[refKey] = ref{id: id, nonce: vb.nonce, obj: x}
+		return vb.newCell(&d, id)
 	case []jsondoc.Value:
 		l := make(list, len(x), len(x)+1)
 		for i, item := range x {
@@ -169,6 +219,9 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 	case string:
 		if x != "" && strings.TrimSpace(x) == "" {
 			return blankString{blankKey: x}
+		}
+		if strings.HasPrefix(x, "0x") {
+			return hexString{blankKey: vb.nonce + "s" + x}
 		}
 		return x
 	case jsondoc.Number:
@@ -195,8 +248,10 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 // toJSON recovers the JSON value a view stands for.
 func toJSON(v any) jsondoc.Value {
 	switch x := v.(type) {
-	case *dict:
-		return (*x)[refKey].(ref).obj
+	case cell:
+		return (**x)[refKey].(ref).obj
+	case hexString:
+		return x[blankKey].(string)[len(newViewBuilder().nonce)+1:]
 	case emptyDict:
 		return jsondoc.NewObject(0)
 	case list:
@@ -224,11 +279,26 @@ func toJSON(v any) jsondoc.Value {
 type output struct {
 	buf bytes.Buffer
 	vb  *viewBuilder
+	// text is the template's text if it holds "0x": a text the library
+	// writes could then be a cell's address, which text wins.
+	text []byte
+	// clash is set when it did: the template renders again (render.go).
+	clash bool
 }
 
 func (o *output) Write(p []byte) (int, error) {
 	if bytes.IndexByte(p, 0) < 0 { // the common case: no sentinel
+		if id := o.vb.cellDict(p); id >= 0 {
+			if o.text != nil && bytes.Contains(o.text, p) {
+				o.clash = true
+			}
+			o.buf.WriteString(o.vb.dictText(id))
+			return len(p), nil
+		}
 		return o.buf.Write(p)
+	}
+	if m := o.vb.nonce + "s"; bytes.HasPrefix(p, []byte(m)) { // a hexString
+		return o.buf.Write(p[len(m):])
 	}
 	if i := bytes.Index(p, []byte(o.vb.nonce)); i >= 0 && (i == 0 || bytes.HasPrefix(p, []byte("&map[:"))) {
 		rest := p[i+len(o.vb.nonce):]
@@ -263,3 +333,4 @@ func (zeroFloat) Format(f fmt.State, _ rune)     { io.WriteString(f, "0.0") }
 func (negZeroFloat) Format(f fmt.State, _ rune)  { io.WriteString(f, "-0.0") }
 func (null) Format(fmt.State, rune)              {}
 func (s blankString) Format(f fmt.State, _ rune) { io.WriteString(f, s[blankKey].(string)) }
+func (s hexString) Format(f fmt.State, _ rune)   { io.WriteString(f, s[blankKey].(string)) }

@@ -180,7 +180,10 @@ func unchanged(p planned, st *unix.Stat_t) bool {
 	return err == nil && bytes.Equal(old, p.Body)
 }
 
-// readExactly reads n bytes of a file (plus one, to see it is no longer).
+// readExactly reads n bytes of a regular file (plus one, to see it is no
+// longer). A read of a regular file stops short only at its end, so a
+// read that brings fewer than asked for is the last: one read, not a
+// second one that finds the end, for each unchanged file.
 func readExactly(path string, n int) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -197,10 +200,10 @@ func readExactly(path string, n int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m == 0 {
+		got += m
+		if m < len(buf)-(got-m) { // short: the end
 			break
 		}
-		got += m
 	}
 	return buf[:got], nil
 }

@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -360,6 +361,23 @@ func TestModeIsExactUnderAnyUmask(t *testing.T) {
 		}
 		if got := st.Mode & 0o7777; got != tc.mode {
 			t.Errorf("umask %04o, mode %04o: file has %04o", tc.umask, tc.mode, got)
+		}
+	}
+}
+
+// readExactly brings n bytes and one more when the file has them: enough
+// to tell a file of n bytes from a longer one, in one read.
+func TestReadExactly(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{0, 4, 5, 6, 40} {
+		p := filepath.Join(dir, "f")
+		body := bytes.Repeat([]byte("x"), size)
+		if err := os.WriteFile(p, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readExactly(p, 5)
+		if want := body[:min(size, 6)]; err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%d bytes: got %q, %v; want %q", size, got, err, want)
 		}
 	}
 }

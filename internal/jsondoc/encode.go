@@ -9,6 +9,7 @@ import (
 // Dumps encodes v as Python's json.dumps(v) does with default arguments.
 func Dumps(v Value) string {
 	var b strings.Builder
+	b.Grow(dumpsSize(v))
 	e := encoder{b: &b, indent: -1}
 	e.value(v, 0)
 	return b.String()
