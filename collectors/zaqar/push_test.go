@@ -3,6 +3,7 @@ package zaqar
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -273,5 +274,33 @@ func TestExpiredTokenRenewsTheSocket(t *testing.T) {
 	waitFor(t, "a new subscription", func() bool { return c.Actions()["subscription_create"] == 2 && col.Subscribed() })
 	if strings.Contains(log.String(), password) {
 		t.Fatal("the password in the log")
+	}
+}
+
+// A notification that arrives after its message was read is not news:
+// it does not stand in for an empty read, which would take the node
+// back a version. One that was not read yet still does (Zaqar notifies
+// before a Swift-backed queue lists the message).
+func TestLateNotificationIsNotNews(t *testing.T) {
+	c := newCloud(t)
+	col := newCollector(t, c, &bytes.Buffer{})
+	wake := listening(t, col, collectors.Push{Backoff: time.Hour})
+	woken(t, wake, "the subscription")
+	for v := 1; v <= 2; v++ {
+		c.Post(snapshot(v))
+		woken(t, wake, "a posted message")
+		if _, doc := collect(t, col); !strings.HasPrefix(doc, fmt.Sprintf(`{"z": %d,`, v)) {
+			t.Fatalf("read %d: %s", v, doc)
+		}
+	}
+	c.Notify(snapshot(1)) // late: version 1 was read before version 2
+	woken(t, wake, "the late notification")
+	if _, doc := collect(t, col); !strings.HasPrefix(doc, `{"z": 2,`) {
+		t.Fatalf("a late notification took the node back: %s", doc)
+	}
+	c.Notify(snapshot(3)) // notified before the queue lists it
+	woken(t, wake, "a notification ahead of the listing")
+	if _, doc := collect(t, col); !strings.HasPrefix(doc, `{"z": 3,`) {
+		t.Fatalf("a notification ahead of its listing: %s", doc)
 	}
 }

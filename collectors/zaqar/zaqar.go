@@ -100,6 +100,8 @@ type Collector struct {
 
 	mu   sync.Mutex
 	last jsondoc.Value
+	// recent are the last documents read, as JSON (push.go, under mu).
+	recent []string
 	// pmu guards push, shared with the goroutine of Listen.
 	pmu  sync.Mutex
 	push pushState
@@ -138,6 +140,7 @@ func (c *Collector) Collect(ctx context.Context) ([]collectors.Entry, error) {
 		return merger.Explode(Name, c.last, c.DeploymentKeys, c.Log), nil
 	}
 	c.last = newest
+	c.remember(newest)
 	return merger.Explode(Name, newest, c.DeploymentKeys, c.Log), nil
 }
 

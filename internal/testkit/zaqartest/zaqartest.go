@@ -100,6 +100,14 @@ func (c *Cloud) notifyLocked(body string) {
 	}
 }
 
+// Notify pushes body to every subscribed websocket without queuing it:
+// a notification that arrives late, after its message was read.
+func (c *Cloud) Notify(body string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notifyLocked(body)
+}
+
 // Pops is how many HTTP pop requests were answered.
 func (c *Cloud) Pops() int {
 	c.mu.Lock()
