@@ -90,8 +90,12 @@ func New(o Options, start time.Time) *Cloud {
 		c.queues[QueueName(i)] = &queue{}
 	}
 	c.ws = &zaqarws.Server{Backend: backend{c}, ProjectID: ProjectID,
-		// small buffers: thousands of sockets, small frames but the pushes
-		Upgrader: &websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 1024},
+		// Thousands of sockets: small read buffers of their own, and write
+		// buffers lent from a pool for the length of a write, as large as
+		// a push, so that a push is one frame and one write as Zaqar sends
+		// it (with a socket's own 1 KiB buffer, 8 fragments and 8 writes).
+		Upgrader: &websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: o.DocBytes + 1024,
+			WriteBufferPool: &sync.Pool{}},
 		OnFrame:  c.frame}
 	c.post(model.Document(0, o.DocBytes))
 	return c
