@@ -11,6 +11,13 @@ package main
 // 30 s of the machine for one change), which measures the simulator,
 // not what a node sees; the probes measure the undercloud's side at
 // the fleet's size and the node's side on an idle CPU.
+//
+// The sockets live in a process of their own at a lower priority (nice
+// 10): each stands for a node with its own CPU, and 10,000 of them
+// reading their pushes at once would otherwise take the 2 cores from
+// the model and from the probes, which are what is measured. Their
+// pushes' arrival times are the nice process's, late when the cores
+// are busy: they are a count, not the figure.
 
 import (
 	"context"
@@ -34,20 +41,21 @@ import (
 // defaultProbes is how many whole daemons the probes variant runs.
 const defaultProbes = 50
 
-// listeners are the subscribed sockets of queues [from, to).
+// listeners are the subscribed sockets of queues [from, to), in this
+// process (the listen mode's).
 type listeners struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	pushes []fleet.Run // Agent is the queue's index; At the push's arrival
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	received func(fleet.Run) // Agent is the queue's index; At the push's arrival
 }
 
 // startListeners subscribes a socket to each of queues [from, to) of the
 // model at authURL; each retries with the daemon's backoff when its
-// subscription fails or drops, until stop.
-func startListeners(ctx context.Context, authURL string, from, to int) (*listeners, error) {
+// subscription fails or drops, until stop. Each push is handed to
+// received.
+func startListeners(ctx context.Context, authURL string, from, to int, received func(fleet.Run)) (*listeners, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	l := &listeners{cancel: cancel}
+	l := &listeners{cancel: cancel, received: received}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := from; i < to; i++ {
 		client, err := httpclient.New(httpclient.Options{Timeout: 30 * time.Second})
@@ -65,10 +73,7 @@ func startListeners(ctx context.Context, authURL string, from, to int) (*listene
 
 func (l *listeners) listen(ctx context.Context, i int, q *zaqar.Queue) {
 	notify := func(body json.RawMessage) {
-		at := time.Now()
-		l.mu.Lock()
-		l.pushes = append(l.pushes, fleet.Run{Agent: i, At: at, Version: model.Version(body)})
-		l.mu.Unlock()
+		l.received(fleet.Run{Agent: i, At: time.Now(), Version: model.Version(body)})
 	}
 	for failures := 0; ctx.Err() == nil; {
 		sub, err := q.Subscribe(ctx, time.Hour, notify)
@@ -89,12 +94,8 @@ func (l *listeners) listen(ctx context.Context, i int, q *zaqar.Queue) {
 	}
 }
 
-// stop closes every socket and returns the pushes received; it may be
-// called again.
-func (l *listeners) stop() []fleet.Run {
+// stop closes every socket and waits for their goroutines.
+func (l *listeners) stop() {
 	l.cancel()
 	l.wg.Wait()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.pushes
 }

@@ -10,6 +10,7 @@
 //	fleetsim sim [-agents N] [-interval 30s] [-ref-agents N] [-out DIR] ...
 //	fleetsim report -out DIR   (the tables and plots again, from DIR's results)
 //	fleetsim model -doc-bytes N [-latency D]   (the model's process)
+//	fleetsim listen -auth-url U -from I -to J  (the probes variant's sockets)
 package main
 
 import (
@@ -25,7 +26,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: fleetsim sim|report|model [flags]")
+		fmt.Fprintln(os.Stderr, "usage: fleetsim sim|report|model|listen [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -34,10 +35,12 @@ func main() {
 		err = simMain(ctx, os.Args[2:])
 	case "model":
 		err = modelMain(ctx, os.Args[2:])
+	case "listen":
+		err = listenMain(ctx, os.Args[2:])
 	case "report":
 		err = reportMain(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown mode %q: sim or model", os.Args[1])
+		err = fmt.Errorf("unknown mode %q: sim, report, model or listen", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleetsim:", err)

@@ -289,7 +289,7 @@ func runVariant(ctx context.Context, c simConfig, v variant) (result, error) {
 		runs = func() []fleet.Run { return referenceRuns(dir, n) }
 	} else {
 		if daemons < n {
-			ls, err := startListeners(ctx, m.URL, daemons, n)
+			ls, err := startListenProc(m.URL, daemons, n)
 			if err != nil {
 				return res, err
 			}
