@@ -11,6 +11,7 @@ package zaqar
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"slices"
 	"time"
@@ -206,13 +207,14 @@ func (c *Collector) alreadyRead(body json.RawMessage) bool {
 	if err != nil {
 		return false
 	}
-	return slices.Contains(c.recent, jsondoc.Dumps(doc))
+	return slices.Contains(c.recent, sha256.Sum256([]byte(jsondoc.Dumps(doc))))
 }
 
-// remember notes doc as read; the last few are kept (alreadyRead).
+// remember notes doc as read; the last few are kept (alreadyRead), as
+// digests: a document can be megabytes, and a node lives with 8 of them.
 func (c *Collector) remember(doc jsondoc.Value) {
 	const keep = 8
-	c.recent = append(c.recent, jsondoc.Dumps(doc))
+	c.recent = append(c.recent, sha256.Sum256([]byte(jsondoc.Dumps(doc))))
 	if len(c.recent) > keep {
 		c.recent = c.recent[len(c.recent)-keep:]
 	}

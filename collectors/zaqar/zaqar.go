@@ -11,6 +11,7 @@ package zaqar
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -100,8 +101,9 @@ type Collector struct {
 
 	mu   sync.Mutex
 	last jsondoc.Value
-	// recent are the last documents read, as JSON (push.go, under mu).
-	recent []string
+	// recent are the last documents read, digests of their JSON (push.go,
+	// under mu).
+	recent [][sha256.Size]byte
 	// pmu guards push, shared with the goroutine of Listen.
 	pmu  sync.Mutex
 	push pushState
