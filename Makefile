@@ -137,8 +137,9 @@ torture:
 # tools/fleetsim runs 10,000 of our daemons in one process against a
 # loopback model of the metadata endpoint (two variants, 13.5 minutes
 # each), then with the zaqar collector's websocket against a model of
-# Keystone and a Zaqar that pushes (zaqar-push, 20.5 minutes: a 10-minute
-# idle stretch; its TARGET lines), and 20 of the reference's (5
+# Keystone and a Zaqar that pushes (zaqar-push, 23.5 minutes: a 10-minute
+# idle stretch; zaqar-push-probes, 7 minutes: 50 daemons among 10,000
+# subscribed sockets; their TARGET lines), and 20 of the reference's (5
 # minutes); then test/e2e's TestFleet
 # runs 200 of ours and 20 of the reference's against the e2e lab's real
 # services, 5 idle minutes per transport and agent (root; the lab as
