@@ -245,35 +245,6 @@ func (vb *viewBuilder) view(v jsondoc.Value) any {
 	panic(fmt.Sprintf("render: unexpected metadata value %T", v))
 }
 
-// toJSON recovers the JSON value a view stands for.
-func toJSON(v any) jsondoc.Value {
-	switch x := v.(type) {
-	case cell:
-		return (**x)[refKey].(ref).obj
-	case hexString:
-		return x[blankKey].(string)[len(newViewBuilder().nonce)+1:]
-	case emptyDict:
-		return jsondoc.NewObject(0)
-	case list:
-		return x.info().arr
-	case string:
-		return x
-	case blankString:
-		return x[blankKey].(string)
-	case number:
-		return jsondoc.Number{Text: string(x)}
-	case zeroInt:
-		return jsondoc.Number{Text: "0"}
-	case zeroFloat:
-		return jsondoc.Number{Text: "0.0", IsFloat: true}
-	case negZeroFloat:
-		return jsondoc.Number{Text: "-0.0", IsFloat: true}
-	case bool:
-		return x
-	}
-	return nil
-}
-
 // output receives what the library renders and turns printed dicts into
 // their JSON (see the comment at the top).
 type output struct {
