@@ -3,6 +3,7 @@ package zaqar
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -135,6 +136,37 @@ func TestIdleHourWithinBudget(t *testing.T) {
 	}
 	// The old socket closes after the new one subscribed, asynchronously.
 	waitFor(t, "the old subscription's end", func() bool { return c.Subscribers() == 1 })
+}
+
+// A subscribed node whose queue held nothing yet (a first boot before
+// Heat posted, or a first message lost to a start that timed out) waits
+// for the push as an idle node does: its passes read nothing until the
+// safety listing, and Heat's post is read at once.
+func TestNoMetadataYetWaitsForThePush(t *testing.T) {
+	c := newCloud(t)
+	col := newCollector(t, c, &bytes.Buffer{})
+	var mu sync.Mutex
+	now := time.Unix(1e9, 0)
+	col.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	wake := listening(t, col, collectors.Push{Backoff: time.Hour})
+	woken(t, wake, "the subscription")
+	before := c.Requests()
+	for i := 1; i <= 10; i++ { // 5 minutes of 30 s passes
+		mu.Lock()
+		now = now.Add(30 * time.Second)
+		mu.Unlock()
+		if _, err := col.Collect(context.Background()); !errors.Is(err, collectors.ErrNotAvailable) {
+			t.Fatalf("pass %d: %v, want unavailable (no metadata yet)", i, err)
+		}
+	}
+	if spent := c.Requests() - before; spent > 1 {
+		t.Fatalf("10 passes with no metadata yet read the queue %d times (%v); want the catch-up listing at most", spent, c.Actions())
+	}
+	c.Post(snapshot(1))
+	woken(t, wake, "Heat's first post")
+	if _, doc := collect(t, col); !strings.HasPrefix(doc, `{"z": 1,`) {
+		t.Fatalf("pushed read: %s", doc)
+	}
 }
 
 // A socket that drops (closed, or silent past the pong deadline) makes
