@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -35,6 +36,9 @@ type benchCase struct {
 	// floor, set once round 0 has verified the outputs, is timed after the
 	// two programs in each round (see floor.go).
 	floor floor
+	// bound, set with floor for the fresh case, is timed after it (see
+	// bound.go).
+	bound floor
 }
 
 // bench holds what every case needs.
@@ -138,6 +142,11 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 			}
 			res.floor = append(res.floor, sample{Wall: d})
 		}
+		if c.bound != nil && round >= b.cfg.warmup {
+			if err := b.timeBound(c, &res); err != nil {
+				return res, fmt.Errorf("case %s: bound: %w", c.name, err)
+			}
+		}
 	}
 	return res, nil
 }
@@ -159,6 +168,67 @@ func (b *bench) timeFloor(c benchCase) (time.Duration, error) {
 		os.RemoveAll(dir)
 	}
 	return d, err
+}
+
+// timeBound times c's bound in a new empty directory, then its parts,
+// alone, in another.
+func (b *bench) timeBound(c benchCase, res *caseResult) error {
+	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
+	for _, part := range []bool{false, true} {
+		if err := resetDir(dir); err != nil {
+			return err
+		}
+		syscall.Sync()
+		if part {
+			p, err := measureBoundParts(b.paths.templates, c.meta, dir)
+			if err != nil {
+				return err
+			}
+			res.parts = append(res.parts, p)
+		} else {
+			d, err := c.bound(dir)
+			if err != nil {
+				return err
+			}
+			res.bound = append(res.bound, sample{Wall: d})
+		}
+		os.RemoveAll(dir)
+	}
+	return nil
+}
+
+// checkBound runs the bound once and checks it wrote what ours wrote,
+// but for the bodies: the same paths and modes. Bodies differ where Go
+// and Python format values differently; their count is printed.
+func (b *bench) checkBound(c *benchCase, oursTree map[string]entry) error {
+	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
+	if err := resetDir(dir); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := c.bound(dir); err != nil {
+		return fmt.Errorf("case %s: bound: %w", c.name, err)
+	}
+	boundTree, err := snapshot(dir)
+	if err != nil {
+		return err
+	}
+	var bodies int
+	var others []string
+	for _, d := range diffTrees(oursTree, boundTree, "ours", "bound") {
+		if strings.Contains(d, ": contents differ") {
+			bodies++
+		} else {
+			others = append(others, d)
+		}
+	}
+	if len(others) > 0 {
+		return fmt.Errorf("case %s: the bound wrote other paths or modes than ours (%d differences), first: %s",
+			c.name, len(others), others[0])
+	}
+	fmt.Fprintf(b.stdout, "%s: bound wrote the same %d paths and modes as ours; %d bodies differ (Go's value formatting)\n",
+		c.name, countFiles(boundTree), bodies)
+	return nil
 }
 
 // render runs one whole os-apply-config process and measures it. Output
@@ -222,6 +292,10 @@ func (b *bench) verify(ctx context.Context, c *benchCase) error {
 	switch c.name {
 	case "fresh":
 		c.floor = freshFloor(oursTree)
+		c.bound = freshBound(b.paths.templates, c.meta)
+		if err := b.checkBound(c, oursTree); err != nil {
+			return err
+		}
 	case "steady":
 		c.floor = steadyFloor(b.paths.templates, c.meta, oursTree)
 	}
