@@ -37,12 +37,7 @@ func measureBoundParts(templates string, meta []string, outDir string) (boundPar
 		run func() error
 	}{
 		{&p.decode, r.decode},
-		{&p.read, func() error {
-			if err := r.listTemplates(); err != nil {
-				return err
-			}
-			return inParallel(len(r.list), func(i int) error { return r.read(r.list[i]) })
-		}},
+		{&p.read, func() error { return r.scan(false) }},
 		{&p.parse, func() error {
 			return inParallel(len(r.list), func(i int) error { return r.list[i].parse() })
 		}},
