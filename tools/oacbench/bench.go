@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -36,9 +35,9 @@ type benchCase struct {
 	// floor, set once round 0 has verified the outputs, is timed after the
 	// two programs in each round (see floor.go).
 	floor floor
-	// bound, set with floor for the fresh case, is timed after it (see
-	// bound.go).
-	bound floor
+	// bound, set with floor for the fresh case, says the bound is timed
+	// after it (see bound.go and boundworker.go).
+	bound bool
 }
 
 // bench holds what every case needs.
@@ -142,7 +141,7 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 			}
 			res.floor = append(res.floor, sample{Wall: d})
 		}
-		if c.bound != nil && round >= b.cfg.warmup {
+		if c.bound && round >= b.cfg.warmup {
 			if err := b.timeBound(c, &res); err != nil {
 				return res, fmt.Errorf("case %s: bound: %w", c.name, err)
 			}
@@ -171,28 +170,26 @@ func (b *bench) timeFloor(c benchCase) (time.Duration, error) {
 }
 
 // timeBound times c's bound in a new empty directory, then its parts,
-// alone, in another.
+// alone, in another, each in a worker process.
 func (b *bench) timeBound(c benchCase, res *caseResult) error {
 	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
-	for _, part := range []bool{false, true} {
+	for _, mode := range []string{"bound", "parts"} {
 		if err := resetDir(dir); err != nil {
 			return err
 		}
 		syscall.Sync()
-		if part {
-			p, err := measureBoundParts(b.paths.templates, c.meta, dir)
-			if err != nil {
-				return err
-			}
-			res.parts = append(res.parts, p)
-		} else {
-			d, err := c.bound(dir)
-			if err != nil {
-				return err
-			}
-			res.bound = append(res.bound, sample{Wall: d})
-		}
+		ds, err := runBoundWorker(mode, dir, b.paths.templates, c.meta)
 		os.RemoveAll(dir)
+		switch {
+		case err != nil:
+			return err
+		case mode == "bound" && len(ds) == 1:
+			res.bound = append(res.bound, sample{Wall: ds[0]})
+		case mode == "parts" && len(ds) == len(partNames):
+			res.parts = append(res.parts, boundParts{ds[0], ds[1], ds[2], ds[3], ds[4]})
+		default:
+			return fmt.Errorf("bound worker %s: %d durations", mode, len(ds))
+		}
 	}
 	return nil
 }
@@ -206,28 +203,15 @@ func (b *bench) checkBound(c *benchCase, oursTree map[string]entry) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if _, err := c.bound(dir); err != nil {
-		return fmt.Errorf("case %s: bound: %w", c.name, err)
+	if _, err := runBoundWorker("bound", dir, b.paths.templates, c.meta); err != nil {
+		return fmt.Errorf("case %s: %w", c.name, err)
 	}
-	boundTree, err := snapshot(dir)
+	files, bodies, err := compareBound(dir, oursTree)
 	if err != nil {
-		return err
+		return fmt.Errorf("case %s: the bound wrote another tree than ours: %w", c.name, err)
 	}
-	var bodies int
-	var others []string
-	for _, d := range diffTrees(oursTree, boundTree, "ours", "bound") {
-		if strings.Contains(d, ": contents differ") {
-			bodies++
-		} else {
-			others = append(others, d)
-		}
-	}
-	if len(others) > 0 {
-		return fmt.Errorf("case %s: the bound wrote other paths or modes than ours (%d differences), first: %s",
-			c.name, len(others), others[0])
-	}
-	fmt.Fprintf(b.stdout, "%s: bound wrote the same %d paths and modes as ours; %d bodies differ (Go's value formatting)\n",
-		c.name, countFiles(boundTree), bodies)
+	fmt.Fprintf(b.stdout, "%s: bound wrote the same %d files, paths and modes as ours; %d bodies differ (Go's value formatting)\n",
+		c.name, files, bodies)
 	return nil
 }
 
@@ -292,7 +276,7 @@ func (b *bench) verify(ctx context.Context, c *benchCase) error {
 	switch c.name {
 	case "fresh":
 		c.floor = freshFloor(oursTree)
-		c.bound = freshBound(b.paths.templates, c.meta)
+		c.bound = true
 		if err := b.checkBound(c, oursTree); err != nil {
 			return err
 		}

@@ -203,3 +203,64 @@ func TestPrintReportBound(t *testing.T) {
 		t.Errorf("a bound line too many:\n%s", out)
 	}
 }
+
+// The test binary plays oacbench's bound worker, so runBoundWorker can
+// run it as the benchmark runs itself.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == workerFlag {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestBoundWorker(t *testing.T) {
+	templates, meta := tinyCorpus(t)
+	for mode, n := range map[string]int{"bound": 1, "parts": len(partNames)} {
+		t.Run(mode, func(t *testing.T) {
+			out := t.TempDir()
+			ds, err := runBoundWorker(mode, out, templates, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) != n {
+				t.Errorf("%d durations, want %d", len(ds), n)
+			}
+			checkTinyTree(t, out)
+		})
+	}
+	_, err := runBoundWorker("steady", t.TempDir(), templates, meta)
+	if err == nil || !strings.Contains(err.Error(), "bound|parts") {
+		t.Errorf("error %v, want the usage", err)
+	}
+}
+
+// compareBound accepts other bodies, counting them, and nothing else.
+func TestCompareBound(t *testing.T) {
+	templates, meta := tinyCorpus(t)
+	out := t.TempDir()
+	if _, err := freshBound(templates, meta)(out); err != nil {
+		t.Fatal(err)
+	}
+	ours, err := snapshot(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, bodies, err := compareBound(out, ours)
+	if err != nil || files != 3 || bodies != 0 {
+		t.Errorf("same tree: %d files, %d bodies differ, %v", files, bodies, err)
+	}
+	e := ours["etc/a/a.conf"]
+	ours["etc/a/a.conf"] = entry{mode: e.mode, data: []byte("host = h1\n")}
+	if _, bodies, err = compareBound(out, ours); err != nil || bodies != 1 {
+		t.Errorf("one other body: %d bodies differ, %v", bodies, err)
+	}
+	ours["etc/a/a.conf"] = entry{mode: 0o640, data: e.data}
+	if _, _, err = compareBound(out, ours); err == nil || !strings.Contains(err.Error(), "etc/a/a.conf: mode") {
+		t.Errorf("other mode: %v", err)
+	}
+	ours["etc/a/a.conf"] = e
+	ours["etc/c"] = entry{mode: fs.ModeDir | 0o755}
+	if _, _, err = compareBound(out, ours); err == nil || !strings.Contains(err.Error(), "wrote 6 paths, ours 7") {
+		t.Errorf("a path missing: %v", err)
+	}
+}
