@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -24,11 +25,19 @@ import (
 // durations, in nanoseconds, of the bound or of its parts.
 const workerFlag = "-bound-worker"
 
+// workerMemoryLimit is ours' soft memory limit (cmd/tripleo-agent,
+// applyConfigMemoryLimit), which keeps it under the 20 MiB peak RSS
+// target. The worker collects only when nearing it (GOGC off): the
+// fewest collections a program within the same budget can make.
+const workerMemoryLimit = 16 << 20
+
 func boundWorker(args []string, stdout io.Writer) error {
 	if len(args) < 4 || (args[0] != "bound" && args[0] != "parts") {
 		return fmt.Errorf("%s bound|parts OUTDIR TEMPLATES META...: got %q", workerFlag, args)
 	}
 	out, templates, meta := args[1], args[2], args[3:]
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(workerMemoryLimit)
 	var ds []time.Duration
 	if args[0] == "bound" {
 		d, err := freshBound(templates, meta)(out)
