@@ -35,6 +35,9 @@ type benchCase struct {
 	// floor, set once round 0 has verified the outputs, is timed after the
 	// two programs in each round (see floor.go).
 	floor floor
+	// bound, set with floor for the fresh case, says the bound is timed
+	// after it (see bound.go and boundworker.go).
+	bound bool
 }
 
 // bench holds what every case needs.
@@ -138,6 +141,11 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 			}
 			res.floor = append(res.floor, sample{Wall: d})
 		}
+		if c.bound && round >= b.cfg.warmup {
+			if err := b.timeBound(c, &res); err != nil {
+				return res, fmt.Errorf("case %s: bound: %w", c.name, err)
+			}
+		}
 	}
 	return res, nil
 }
@@ -159,6 +167,52 @@ func (b *bench) timeFloor(c benchCase) (time.Duration, error) {
 		os.RemoveAll(dir)
 	}
 	return d, err
+}
+
+// timeBound times c's bound in a new empty directory, then its parts,
+// alone, in another, each in a worker process.
+func (b *bench) timeBound(c benchCase, res *caseResult) error {
+	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
+	for _, mode := range []string{"bound", "parts"} {
+		if err := resetDir(dir); err != nil {
+			return err
+		}
+		syscall.Sync()
+		ds, err := runBoundWorker(mode, dir, b.paths.templates, c.meta)
+		os.RemoveAll(dir)
+		switch {
+		case err != nil:
+			return err
+		case mode == "bound" && len(ds) == 1:
+			res.bound = append(res.bound, sample{Wall: ds[0]})
+		case mode == "parts" && len(ds) == len(partNames):
+			res.parts = append(res.parts, boundParts{ds[0], ds[1], ds[2], ds[3], ds[4]})
+		default:
+			return fmt.Errorf("bound worker %s: %d durations", mode, len(ds))
+		}
+	}
+	return nil
+}
+
+// checkBound runs the bound once and checks it wrote what ours wrote,
+// but for the bodies: the same paths and modes. Bodies differ where Go
+// and Python format values differently; their count is printed.
+func (b *bench) checkBound(c *benchCase, oursTree map[string]entry) error {
+	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
+	if err := resetDir(dir); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := runBoundWorker("bound", dir, b.paths.templates, c.meta); err != nil {
+		return fmt.Errorf("case %s: %w", c.name, err)
+	}
+	files, bodies, err := compareBound(dir, oursTree)
+	if err != nil {
+		return fmt.Errorf("case %s: the bound wrote another tree than ours: %w", c.name, err)
+	}
+	fmt.Fprintf(b.stdout, "%s: bound wrote the same %d files, paths and modes as ours; %d bodies differ (Go's value formatting)\n",
+		c.name, files, bodies)
+	return nil
 }
 
 // render runs one whole os-apply-config process and measures it. Output
@@ -222,6 +276,10 @@ func (b *bench) verify(ctx context.Context, c *benchCase) error {
 	switch c.name {
 	case "fresh":
 		c.floor = freshFloor(oursTree)
+		c.bound = true
+		if err := b.checkBound(c, oursTree); err != nil {
+			return err
+		}
 	case "steady":
 		c.floor = steadyFloor(b.paths.templates, c.meta, oursTree)
 	}

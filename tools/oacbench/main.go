@@ -46,6 +46,13 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == workerFlag {
+		if err := boundWorker(args[1:], stdout); err != nil {
+			fmt.Fprintf(stderr, "oacbench: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return 2
