@@ -96,7 +96,7 @@ func New(o Options, start time.Time) *Cloud {
 		// it (with a socket's own 1 KiB buffer, 8 fragments and 8 writes).
 		Upgrader: &websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: o.DocBytes + 1024,
 			WriteBufferPool: &sync.Pool{}},
-		OnFrame:  c.frame}
+		OnFrame: c.frame}
 	c.post(model.Document(0, o.DocBytes))
 	return c
 }
