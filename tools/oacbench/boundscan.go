@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -62,7 +61,7 @@ func (s *scanner) readDir(rel string) ([]*boundTemplate, error) {
 		return nil, fmt.Errorf("template dir %s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	files, dirs, err := readDirents(fd)
+	files, dirs, err := readDirents(fd, path)
 	if err != nil {
 		return nil, fmt.Errorf("template dir %s: %w", path, err)
 	}
@@ -95,44 +94,27 @@ func (s *scanner) readDir(rel string) ([]*boundTemplate, error) {
 	return list, nil
 }
 
-// readDirents lists an open directory: regular files and directories by
-// name, from the types getdents gives; other kinds are left out.
-func readDirents(fd int) (files, dirs []string, err error) {
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err != nil {
-			return files, dirs, err
-		}
-		if n <= 0 {
-			return files, dirs, nil
-		}
-		// struct linux_dirent64: ino (8), off (8), reclen (2), type (1),
-		// name, NUL-terminated.
-		for off := 0; off < n; {
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			typ := buf[off+18]
-			name := buf[off+19 : off+reclen]
-			name = name[:bytes.IndexByte(name, 0)]
-			off += reclen
-			if string(name) == "." || string(name) == ".." {
-				continue
-			}
-			if typ == unix.DT_UNKNOWN {
-				var st unix.Stat_t
-				if err := unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-					return files, dirs, err
-				}
-				typ = map[uint32]uint8{unix.S_IFREG: unix.DT_REG, unix.S_IFDIR: unix.DT_DIR}[st.Mode&unix.S_IFMT]
-			}
-			switch typ {
-			case unix.DT_REG:
-				files = append(files, string(name))
-			case unix.DT_DIR:
-				dirs = append(dirs, string(name))
-			}
+// readDirents lists an open directory, unsorted (os.ReadDir sorts):
+// regular files and directories by name, from the types getdents gives
+// (lstat where it gives none); other kinds are left out. The listing
+// reads through a duplicate, so that fd stays open for the reads.
+func readDirents(fd int, path string) (files, dirs []string, err error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := os.NewFile(uintptr(dup), path) // the entries' lstat goes by path
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	for _, e := range entries {
+		switch {
+		case e.Type().IsRegular():
+			files = append(files, e.Name())
+		case e.IsDir():
+			dirs = append(dirs, e.Name())
 		}
 	}
+	return files, dirs, err
 }
 
 // read reads the template name in the open directory dir, and its
