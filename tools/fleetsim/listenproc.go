@@ -63,25 +63,12 @@ type listenProc struct {
 // at nice 10 (listeners.go says why), or at this process's priority
 // where there is no nice(1).
 func startListenProc(authURL string, from, to int) (*listenProc, error) {
-	self, err := os.Executable()
+	var nice []string
+	if path, err := exec.LookPath("nice"); err == nil {
+		nice = []string{path, "-n", "10"}
+	}
+	cmd, stdin, out, err := startSelf(nice, "listen", "-auth-url", authURL, "-from", strconv.Itoa(from), "-to", strconv.Itoa(to))
 	if err != nil {
-		return nil, err
-	}
-	args := []string{self, "listen", "-auth-url", authURL, "-from", strconv.Itoa(from), "-to", strconv.Itoa(to)}
-	if nice, err := exec.LookPath("nice"); err == nil {
-		args = append([]string{nice, "-n", "10"}, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &listenProc{cmd: cmd, stdin: stdin, read: make(chan struct{})}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -69,24 +71,12 @@ type modelProc struct {
 
 // startModel starts a TempURL model, or with queues > 0 a Zaqar model.
 func startModel(docBytes int, latency, bucket time.Duration, queues int) (*modelProc, error) {
-	self, err := os.Executable()
+	cmd, _, out, err := startSelf(nil, "model", "-doc-bytes", fmt.Sprint(docBytes), "-latency", latency.String(),
+		"-bucket", bucket.String(), "-zaqar-queues", fmt.Sprint(queues))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "model", "-doc-bytes", fmt.Sprint(docBytes), "-latency", latency.String(), "-bucket", bucket.String(), "-zaqar-queues", fmt.Sprint(queues))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	_ = stdin // closed when this process exits: the model stops
+	// Its stdin closes when this process exits: the model stops.
 	line, err := bufio.NewReader(out).ReadString('\n')
 	f := strings.Fields(line)
 	if err != nil || len(f) != 2 {
@@ -110,4 +100,29 @@ func (m *modelProc) stop() {
 		m.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// startSelf starts this program in another mode (after the command
+// prefix, if any): its stderr is this process's, its stdin the lifeline
+// (the child stops when it closes), its stdout returned to be read.
+func startSelf(prefix []string, mode string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	argv := slices.Concat(prefix, []string{self, mode}, args)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, out, nil
 }
