@@ -203,9 +203,11 @@ func (c *Collector) popPushed(ctx context.Context) (raw json.RawMessage, ok bool
 	return raw, true
 }
 
-// alreadyRead says whether body is one of the last documents read: a
-// notification that arrived after its message was popped (delayed, or
-// pushed to the old socket and the new during a renewal) is not news,
+// alreadyRead says whether body is one of the last documents read, the
+// newest of a read or one it superseded: a notification that arrived
+// after its message was popped (delayed, written after the answer that
+// popped it, or pushed to the old socket and the new during a renewal)
+// is not news,
 // and standing in for an empty read it would take the node back a
 // version (test/chaos caught 12 -> 11).
 func (c *Collector) alreadyRead(body json.RawMessage) bool {
@@ -214,6 +216,13 @@ func (c *Collector) alreadyRead(body json.RawMessage) bool {
 		return false
 	}
 	return slices.Contains(c.recent, sha256.Sum256([]byte(jsondoc.Dumps(doc))))
+}
+
+// rememberJSON remembers a message read, if it is JSON.
+func (c *Collector) rememberJSON(body json.RawMessage) {
+	if doc, err := jsondoc.Loads(body); err == nil {
+		c.remember(doc)
+	}
 }
 
 // remember notes doc as read; the last few are kept (alreadyRead), as

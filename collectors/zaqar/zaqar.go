@@ -154,6 +154,7 @@ func (c *Collector) unavailable(err error) ([]collectors.Entry, error) {
 func (c *Collector) pop(ctx context.Context) (jsondoc.Value, error) {
 	var raw json.RawMessage
 	var err error
+	c.Queue.Superseded = c.rememberJSON // the newest is remembered by Collect
 	if c.UseWebsockets {
 		var ok bool
 		if raw, ok = c.popPushed(ctx); !ok {

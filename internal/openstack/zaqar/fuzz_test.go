@@ -38,16 +38,19 @@ func FuzzPopAnswer(f *testing.F) {
 				t.Fatalf("body %q is not as sent in %q", m.Body, body)
 			}
 		}
-		served := false
+		served, superseded := false, 0
 		newest, err := drain(func() ([]message, error) {
 			if served {
 				t.Fatal("a short batch was not the last")
 			}
 			served = true
 			return msgs, nil
-		})
+		}, func(json.RawMessage) { superseded++ })
 		if err != nil {
 			t.Fatal(err)
+		}
+		if superseded != max(len(msgs)-1, 0) {
+			t.Fatalf("%d messages, %d superseded", len(msgs), superseded)
 		}
 		if len(msgs) == 0 {
 			if newest != nil {

@@ -215,7 +215,7 @@ func (s *Subscription) PopNewest(ctx context.Context, q *Queue, list bool) (json
 			return nil, err
 		}
 		return q.decodeMessages(body)
-	})
+	}, q.Superseded)
 	if err != nil || newest == nil {
 		return nil, err
 	}

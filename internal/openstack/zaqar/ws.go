@@ -183,7 +183,7 @@ func (q *Queue) PopOrWait(ctx context.Context, wait time.Duration) (json.RawMess
 			return nil, err
 		}
 		return q.decodeMessages(body)
-	})
+	}, q.Superseded)
 	switch {
 	case err != nil:
 		return nil, err

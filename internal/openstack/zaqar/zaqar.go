@@ -50,6 +50,10 @@ type Queue struct {
 	// ping every PingEvery, answered within PongWait (DefaultPingEvery
 	// and DefaultPongWait when zero).
 	PingEvery, PongWait time.Duration
+	// Superseded, when set, sees the body of each message a pop took
+	// that a newer one in the same pop supersedes: the pops return only
+	// the newest, and a late notification of an older one is old news.
+	Superseded func(body json.RawMessage)
 
 	once     sync.Once
 	clientID string
@@ -83,7 +87,7 @@ func (q *Queue) PopNewest(ctx context.Context) (json.RawMessage, error) {
 		return nil, err
 	}
 	url := base + fmt.Sprintf("?pop=%d", popBatch)
-	newest, err := drain(func() ([]message, error) { return q.pop(ctx, url) })
+	newest, err := drain(func() ([]message, error) { return q.pop(ctx, url) }, q.Superseded)
 	if err != nil || newest == nil {
 		return nil, err
 	}
@@ -119,8 +123,9 @@ func (q *Queue) empty(ctx context.Context, base string) (bool, error) {
 }
 
 // drain pops batches until the queue is empty, or maxBatches, and returns
-// the newest message, nil if there was none.
-func drain(pop func() ([]message, error)) (*message, error) {
+// the newest message, nil if there was none. Each message a newer one
+// supersedes goes to superseded, if set, as soon as it is known for old.
+func drain(pop func() ([]message, error), superseded func(json.RawMessage)) (*message, error) {
 	var newest *message
 	for batch := 0; batch < maxBatches; batch++ {
 		msgs, err := pop()
@@ -129,8 +134,12 @@ func drain(pop func() ([]message, error)) (*message, error) {
 		}
 		for i := range msgs {
 			// Equal ages: the later in the answer is the newer.
+			older := &msgs[i]
 			if newest == nil || msgs[i].Age <= newest.Age {
-				newest = &msgs[i]
+				older, newest = newest, &msgs[i]
+			}
+			if older != nil && superseded != nil {
+				superseded(older.Body)
 			}
 		}
 		if len(msgs) < popBatch {
