@@ -85,7 +85,7 @@ test: build
 # FUZZ_REFERENCE=1 also compares each input with the reference while
 # fuzzing (slower); FUZZ_MATCH=regexp picks targets (scripts/fuzz.sh).
 FUZZTIME       ?= 5m
-FUZZTIME_QUICK ?= 5s
+FUZZTIME_QUICK ?= 3s
 fuzz:
 	FUZZTIME=$(FUZZTIME) FUZZ_COMPARE=1 GO="$(GO)" bash scripts/fuzz.sh
 

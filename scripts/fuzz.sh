@@ -2,7 +2,7 @@
 # Runs every fuzz target of the repository (go test -fuzz), one after the
 # other, each for FUZZTIME, and prints how many inputs each one tried.
 #
-#   FUZZTIME=5s (default)   the quick mode make test runs
+#   FUZZTIME=3s             the quick mode make test runs (5s when unset)
 #   FUZZTIME=5m             the long mode (make fuzz)
 #   FUZZ_MATCH=regexp       only the targets whose "pkg.FuzzName" matches
 #   FUZZ_REFERENCE=1        the targets that have one also compare every

@@ -350,7 +350,8 @@ func (a *agent) idlePass(program string) {
 		before := a.runs()
 		m := lab.Mark()
 		if a.tr.blocksWhenIdle {
-			a.passWithin(20*time.Second, true)
+			// Waits up to 30 s for a message; 10 s of silence tell.
+			a.passWithin(10*time.Second, true)
 		} else {
 			a.pass()
 		}
