@@ -34,11 +34,14 @@ type daemon struct {
 	out   bytes.Buffer
 }
 
-func startDaemon(ctx context.Context, label, bin string, ours bool, args ...string) (*daemon, error) {
+// startDaemon starts bin; ours keeps its pass record in statusDir, not
+// the host's /run.
+func startDaemon(ctx context.Context, label, bin string, ours bool, statusDir string, args ...string) (*daemon, error) {
 	d := &daemon{label: label}
 	d.cmd = exec.CommandContext(ctx, bin, args...)
 	if ours {
 		d.cmd.Args[0] = "os-collect-config"
+		d.cmd.Env = append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+statusDir)
 	}
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -116,7 +119,7 @@ func idleRSS(ctx context.Context, stdout io.Writer, ref, ours, dir string, d tim
 	}{{"ref", ref, false}, {"ours", ours, true}} {
 		cache := filepath.Join(dir, "idle-"+p.label)
 		os.RemoveAll(cache)
-		d, err := startDaemon(ctx, p.label, p.bin, p.ours, "--config-file", "/dev/null",
+		d, err := startDaemon(ctx, p.label, p.bin, p.ours, cache+".status", "--config-file", "/dev/null",
 			"--cachedir", cache, "--backup-cachedir", cache+".backup", "--local-path", filepath.Join(dir, "local"),
 			"--request-metadata-url", url, "--polling-interval", "1", "--min-polling-interval", "1",
 			"-c", "true", "local", "request")
@@ -204,7 +207,7 @@ func latencyOf(ctx context.Context, dir, label, bin string, ours bool, n int) ([
 	local, marks := filepath.Join(base, "local"), filepath.Join(base, "started")
 	os.MkdirAll(local, 0o755)
 	os.WriteFile(filepath.Join(local, "base.json"), []byte(`{"base": 1}`), 0o644)
-	d, err := startDaemon(ctx, label, bin, ours, "--config-file", "/dev/null",
+	d, err := startDaemon(ctx, label, bin, ours, filepath.Join(base, "status"), "--config-file", "/dev/null",
 		"--cachedir", filepath.Join(base, "cache"), "--backup-cachedir", filepath.Join(base, "backup"),
 		"--local-path", local, "--polling-interval", "10", "--min-polling-interval", "10",
 		"-c", "date +%s.%N >> "+marks, "local")

@@ -126,6 +126,8 @@ func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir 
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if p.bin == absOurs {
 			cmd.Args[0] = "os-collect-config"
+			// its pass record stays in the bench's directory, not the host's /run
+			cmd.Env = append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+filepath.Join(dir, p.label, "status"))
 		}
 		os.MkdirAll(filepath.Dir(cache), 0o755)
 		s, err := benchkit.Run(cmd)
