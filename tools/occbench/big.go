@@ -126,7 +126,7 @@ func bigRSS(ctx context.Context, stdout io.Writer, ref, ours, agents, dir string
 			if p.label == "ours" {
 				cmd.Args[0] = "os-collect-config"
 			}
-			cmd.Env = append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+filepath.Join(dir, "big-"+p.label, "status"))
+			cmd.Env = withStatusDir(os.Environ(), filepath.Join(dir, "big-"+p.label, "status"))
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			s, err := benchkit.Run(cmd)

@@ -78,8 +78,7 @@ func measureBig(stdout io.Writer, p bigProgram, dir string) error {
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = log, log
-		cmd.Env = append(cmd.Env, "OS_COLLECT_CONFIG_STATUS_DIR="+filepath.Join(dir, "status-"+label),
-			"HEAT_CONFIG_NOTIFY_TOKEN_CACHE=off")
+		cmd.Env = append(withStatusDir(cmd.Env, filepath.Join(dir, "status-"+label)), "HEAT_CONFIG_NOTIFY_TOKEN_CACHE=off")
 		s, err := benchkit.Run(cmd)
 		log.Close()
 		rss[label] = float64(s.MaxRSS) / 1024

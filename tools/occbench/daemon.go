@@ -41,7 +41,7 @@ func startDaemon(ctx context.Context, label, bin string, ours bool, statusDir st
 	d.cmd = exec.CommandContext(ctx, bin, args...)
 	if ours {
 		d.cmd.Args[0] = "os-collect-config"
-		d.cmd.Env = append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+statusDir)
+		d.cmd.Env = withStatusDir(os.Environ(), statusDir)
 	}
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/benchkit"
 )
@@ -101,6 +102,12 @@ func runBig(ctx context.Context, stdout io.Writer, ref, ours, agents, workdir st
 	return bigRSS(ctx, stdout, ref, absOurs, agents, dir, size)
 }
 
+// withStatusDir is env with our programs' pass record in dir, not the
+// host's /run.
+func withStatusDir(env []string, dir string) []string {
+	return append(env, agentstate.DirVar+"="+dir)
+}
+
 func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir string, idle time.Duration, changes int) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -126,8 +133,7 @@ func run(ctx context.Context, stdout io.Writer, ref, ours string, runs int, dir 
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if p.bin == absOurs {
 			cmd.Args[0] = "os-collect-config"
-			// its pass record stays in the bench's directory, not the host's /run
-			cmd.Env = append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+filepath.Join(dir, p.label, "status"))
+			cmd.Env = withStatusDir(os.Environ(), filepath.Join(dir, p.label, "status"))
 		}
 		os.MkdirAll(filepath.Dir(cache), 0o755)
 		s, err := benchkit.Run(cmd)
