@@ -29,9 +29,8 @@ func listenMain(ctx context.Context, args []string) error {
 		return err
 	}
 	raiseFileLimit(3*(*to-*from) + 1024)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := untilStdinCloses(ctx)
 	defer cancel()
-	go func() { io.Copy(io.Discard, os.Stdin); cancel() }()
 	out := bufio.NewWriter(os.Stdout)
 	var mu sync.Mutex
 	l, err := startListeners(ctx, *authURL, *from, *to, func(r fleet.Run) {

@@ -33,9 +33,8 @@ func modelMain(ctx context.Context, args []string) error {
 		return err
 	}
 	raiseFileLimit(3**queues + 1024)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := untilStdinCloses(ctx)
 	defer cancel()
-	go func() { bufio.NewReader(os.Stdin).ReadString('\n'); cancel() }()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -100,6 +99,14 @@ func (m *modelProc) stop() {
 		m.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// untilStdinCloses is ctx for a process startSelf started: it ends when
+// the lifeline, its stdin, closes (the parent is done or gone).
+func untilStdinCloses(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() { io.Copy(io.Discard, os.Stdin); cancel() }()
+	return ctx, cancel
 }
 
 // startSelf starts this program in another mode (after the command
