@@ -127,19 +127,55 @@ func scratch(t *testing.T, c Case) (root, bin, log, md string) {
 // RunOurs runs step on the case and returns the result's text.
 func RunOurs(t *testing.T, c Case, step Step) string {
 	t.Helper()
+	r := Run(t, c, step)
+	t.Logf("stdout:\n%sstderr:\n%s", r.Stdout, r.Stderr)
+	if r.Err != nil && strings.Count(r.Stderr, ": ERROR: ") != 1 {
+		t.Errorf("a failure is one error line of the step on stderr, got %q", r.Stderr)
+	}
+	return r.Dump
+}
+
+// Result is what our step did on a case.
+type Result struct {
+	// Dump is the result's text, as RunOurs gives it.
+	Dump           string
+	Stdout, Stderr string
+	Err            error
+	// Before and After are the Trees of the root around the run (the
+	// root frozen first): equal when the step changed nothing there.
+	Before, After string
+	// Commands are the commands run, one a line, as in Dump.
+	Commands string
+}
+
+// Run runs step on the case, in process on a scratch root with the
+// recording fakes (TMPDIR is a scratch directory too), and returns what
+// it did.
+func Run(t *testing.T, c Case, step Step) Result {
+	t.Helper()
 	root, bin, log, md := scratch(t, c)
+	tmp := filepath.Join(filepath.Dir(root), "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
 	env := nodeconfig.Env{
 		Stdout: &stdout, Stderr: &stderr, Root: root,
 		Environ: []string{"PATH=" + bin + ":/usr/bin:/bin", "OS_CONFIG_FILES=" + md,
-			"FAKE_LOG=" + log, "FAKE_DIST=" + c.Dist, "LANG=C.UTF-8"},
+			"FAKE_LOG=" + log, "FAKE_DIST=" + c.Dist, "LANG=C.UTF-8", "TMPDIR=" + tmp},
 	}
-	err := step(context.Background(), c.Args, env)
-	t.Logf("stdout:\n%sstderr:\n%s", stdout.String(), stderr.String())
-	if err != nil && strings.Count(stderr.String(), ": ERROR: ") != 1 {
-		t.Errorf("a failure is one error line of the step on stderr, got %q", stderr.String())
+	Freeze(t, root)
+	r := Result{Before: Tree(t, root)}
+	r.Err = step(context.Background(), c.Args, env)
+	r.After = Tree(t, root)
+	r.Stdout, r.Stderr = stdout.String(), stderr.String()
+	r.Dump = dump(t, root, log, exitcode.Of(r.Err))
+	calls, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return dump(t, root, log, exitcode.Of(err))
+	r.Commands = strings.ReplaceAll(string(calls), root, "")
+	return r
 }
 
 // RunReference runs the reference's script (a path in the checkout) on
@@ -254,7 +290,7 @@ func Golden(t *testing.T, name, suffix, got string, ours bool) {
 // Reference finds rel (an element's file) in the checkouts that
 // TRIPLEO_IMAGE_ELEMENTS names (colon separated: sysctl is gone from
 // the newest), or skips the test.
-func Reference(t *testing.T, rel string) string {
+func Reference(t testing.TB, rel string) string {
 	t.Helper()
 	v := os.Getenv("TRIPLEO_IMAGE_ELEMENTS")
 	if v == "" {

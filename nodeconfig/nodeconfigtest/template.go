@@ -72,3 +72,19 @@ func listing(d string) string {
 	})
 	return b.String()
 }
+
+// Render renders an element's os-apply-config templates with our
+// os-apply-config, for the metadata file md, into the directory out (a
+// node's root: out/etc/...), as 20-os-apply-config does before a
+// configure step runs. An error is os-apply-config's (on such metadata
+// the configure phase stops before the step).
+func Render(t testing.TB, templates, md, out string) error {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := applyconfig.Env{Stdout: &stdout, Stderr: &stderr, Root: t.TempDir(), Accounts: control.SystemAccounts{},
+		LookupEnv: func(string) (string, bool) { return "", false }}
+	if err := applyconfig.Run(context.Background(), []string{"-t", templates, "-o", out, "-m", md}, env); err != nil {
+		return fmt.Errorf("os-apply-config: %v %s", err, stderr.String())
+	}
+	return nil
+}
