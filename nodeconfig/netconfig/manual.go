@@ -24,7 +24,7 @@ func CLI() *argparse.Parser {
 					{Tag: "PATH", Text: "Where os-net-config, ip and ping are found."},
 					{Tag: RootVar, Text: "A directory every path read or written is under (tests; default none): /etc/os-net-config, /etc/udev/rules.d, /sys/class/net, the metadata lists."},
 				}},
-				{Title: "Exit status", Paragraphs: []string{"0 when the network is configured or there is nothing to do; 1 when os-net-config failed or the metadata server did not answer (after the safe defaults were applied), or on unreadable metadata (one line, nothing run)."}},
+				{Title: "Exit status", Paragraphs: []string{"0 when the network is configured or there is nothing to do; 1 when os-net-config failed or the metadata server did not answer (after the safe defaults were applied), or on unreadable or bad metadata: an os_net_config that is not an object with a network_config list (or a string holding one in JSON or YAML), or a metadata server URL without a host (one line naming the file or key, nothing run)."}},
 			},
 		},
 	}

@@ -5,6 +5,10 @@
 // changed the network, it waits for the metadata server to answer a
 // ping; when it failed, it falls back to DHCP on every interface with a
 // link (safedefaults.go), so the node can still reach the undercloud.
+// A configuration os-net-config could not read, or a metadata server
+// endpoint that names no host, is refused before anything runs
+// (validate.go): the fallback, which throws the node's bonds, VLANs and
+// bridges away, is for a configuration os-net-config failed to apply.
 //
 // The commands (os-net-config, ip, ping) are looked up on $PATH; every
 // path is under $NODECONFIG_ROOT, so tests run recording fakes on a
@@ -75,7 +79,9 @@ type runner struct {
 // errFailed is a failure already reported on stdout or stderr.
 var errFailed = errors.New(Name + " failed")
 
-// Run configures the network. It takes no argument.
+// Run configures the network. It takes no argument. Metadata that
+// os-net-config or the ping could not use is one line naming the key,
+// exit 1, before anything runs (validate.go).
 func Run(ctx context.Context, _ []string, env Env) error {
 	r := &runner{env: env, root: environ.Get(env.Environ, RootVar)}
 	paths, err := metadata.Files(func(k string) (string, bool) { return environ.Lookup(env.Environ, k) }, r.root)
@@ -86,8 +92,15 @@ func Run(ctx context.Context, _ []string, env Env) error {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", Name, err)
 		return exitcode.With(exitcode.Failure, err)
 	}
-	v, _ := metadata.Lookup(r.cfg, "os_net_config")
-	if strings.TrimRight(metadata.Raw(v), "\n") == "" {
+	set, err := checkConfig(metadata.Lookup(r.cfg, Key))
+	if err == nil && set {
+		err = checkURLs(r.cfg)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", Name, err)
+		return exitcode.With(exitcode.Failure, err)
+	}
+	if !set {
 		return nil
 	}
 	if r.configure(ctx) {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
+	"github.com/tripleo-go/agent/nodeconfig/nodeconfigtest"
 )
 
 // The cases are under testdata/cases/NAME: metadata.json; before/etc and
@@ -44,6 +46,7 @@ func caseNames(t *testing.T) []string {
 type outcome struct {
 	status, stdout, stderr, log, etc string
 	safeDefaults                     []byte
+	err                              error // ours only
 }
 
 func copyTree(t *testing.T, from, to string) {
@@ -76,6 +79,14 @@ func caseEnv(t *testing.T, dir string) []string {
 func runOurs(t *testing.T, name string) outcome {
 	t.Helper()
 	dir, _ := filepath.Abs(filepath.Join("testdata/cases", name))
+	return runDir(t, dir, nil)
+}
+
+// runDir runs the program on the case in dir (an absolute path) under a
+// temporary root; when given, before is called with the root once the
+// case is laid out, before the run.
+func runDir(t *testing.T, dir string, before func(root string)) outcome {
+	t.Helper()
 	fakes, _ := filepath.Abs("testdata/fakebin")
 	root := t.TempDir()
 	copyTree(t, filepath.Join(dir, "before/etc"), filepath.Join(root, "etc"))
@@ -97,6 +108,9 @@ func runOurs(t *testing.T, name string) outcome {
 			return err
 		},
 	}
+	if before != nil {
+		before(root)
+	}
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 	err := Run(context.Background(), nil, env)
@@ -107,7 +121,7 @@ func runOurs(t *testing.T, name string) outcome {
 	log, _ := os.ReadFile(logPath)
 	td, _ := filepath.Abs("testdata")
 	o := outcome{status: status, stdout: strings.ReplaceAll(stdout.String(), root, ""), log: strings.ReplaceAll(string(log), root, ""),
-		stderr: strings.ReplaceAll(stderr.String(), td, "testdata")}
+		stderr: strings.ReplaceAll(strings.ReplaceAll(stderr.String(), td, "testdata"), dir, "CASE"), err: err}
 	o.etc, o.safeDefaults = etcFiles(t, filepath.Join(root, "etc"))
 	return o
 }
@@ -195,5 +209,127 @@ func TestStopWhileWaitingForTheMetadataServer(t *testing.T) {
 	log, _ := os.ReadFile(logPath)
 	if n := strings.Count(string(log), "ping "); n != 1 || strings.Contains(string(log), "--cleanup") {
 		t.Errorf("log:\n%s\nwant one ping and no safe defaults", log)
+	}
+}
+
+// layCase makes a case directory for the metadata md: the element's
+// template rendered by our os-apply-config into before/etc (false when
+// it fails on md), the udev rule the image has, one interface with a
+// burnt-in address and a link, and case.env.
+func layCase(t *testing.T, md, caseEnv string) (string, bool) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"metadata.json":                    md,
+		"case.env":                         caseEnv,
+		"before/net/eth0/addr_assign_type": "0\n",
+		"before/net/eth0/carrier":          "1\n",
+		"before" + DHCPUdevRule:            `ACTION=="add", RUN+="dhcp-all-interfaces"` + "\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := nodeconfigtest.Render(t, "../../elements/os-net-config/os-apply-config", filepath.Join(dir, "metadata.json"), filepath.Join(dir, "before"))
+	return dir, err == nil
+}
+
+// runWatched runs ours on the case in dir with its root frozen first;
+// touched then says what changed under the root ("" for nothing).
+func runWatched(t *testing.T, dir string) (got outcome, touched func() string) {
+	t.Helper()
+	var root, before string
+	got = runDir(t, dir, func(r string) {
+		root = r
+		nodeconfigtest.Freeze(t, root)
+		before = nodeconfigtest.Tree(t, root)
+	})
+	return got, func() string {
+		if after := nodeconfigtest.Tree(t, root); after != before {
+			return difftest.LineDiff(before, after)
+		}
+		return ""
+	}
+}
+
+// Metadata that os-net-config could not read, or a Heat endpoint the
+// ping could not use, is refused before anything runs: one line naming
+// the key, exit 1, no command (no os-net-config, no ip link, no ping),
+// no safe defaults written, the udev rule kept, nothing under the root
+// touched. The reference ran os-net-config on it and fell back to DHCP
+// on every interface with --cleanup (testdata/cases/bad-*).
+func TestBadMetadataChangesNothing(t *testing.T) {
+	const config = `{"network_config": [{"type": "interface", "name": "eth0", "use_dhcp": true}]}`
+	endpoint := func(group, field, value string) string {
+		return `{"os_net_config": ` + config + `, "os-collect-config": {"` + group + `": {"` + field + `": ` + value + `}}}`
+	}
+	for _, c := range []struct{ name, metadata, want string }{
+		{"number", `{"os_net_config": 3}`, "os_net_config is a number, not an object (nor a string holding one)"},
+		{"zero", `{"os_net_config": 0}`, "os_net_config is a number, not an object (nor a string holding one)"},
+		{"false", `{"os_net_config": false}`, "os_net_config is a boolean, not an object (nor a string holding one)"},
+		{"true", `{"os_net_config": true}`, "os_net_config is a boolean, not an object (nor a string holding one)"},
+		{"list", `{"os_net_config": [` + config + `]}`, "os_net_config is a list, not an object (nor a string holding one)"},
+		{"word", `{"os_net_config": "eth0"}`, "os_net_config is a string holding a string, not an object"},
+		{"blank", `{"os_net_config": "  "}`, "os_net_config is a string holding null, not an object"},
+		{"string list", `{"os_net_config": "[1, 2]"}`, "os_net_config is a string holding a list, not an object"},
+		{"not yaml", `{"os_net_config": "network_config: ["}`, "os_net_config is a string that is not JSON or YAML: invalid YAML: line 1: did not find expected node content"},
+		{"empty object", `{"os_net_config": {}}`, "os_net_config has no network_config list: os-net-config would refuse it"},
+		{"no network_config", `{"os_net_config": {"interfaces": []}}`, "os_net_config has no network_config list: os-net-config would refuse it"},
+		{"network_config an object", `{"os_net_config": {"network_config": {"type": "interface"}}}`, "os_net_config.network_config is an object, not a list: os-net-config would refuse it"},
+		{"yaml network_config a number", `{"os_net_config": "network_config: 3"}`, "os_net_config.network_config is a number, not a list: os-net-config would refuse it"},
+		{"heat.auth_url 7", endpoint("heat", "auth_url", `7`), "os-collect-config.heat.auth_url is a number, not a URL"},
+		{"zaqar.auth_url an object", endpoint("zaqar", "auth_url", `{"url": "http://192.0.2.1:5000"}`), "os-collect-config.zaqar.auth_url is an object, not a URL"},
+		{"cfn.metadata_url without a host", endpoint("cfn", "metadata_url", `"http://:8000/v1/"`), "os-collect-config.cfn.metadata_url is not an http:// or https:// URL with a host"},
+		{"request.metadata_url a name", endpoint("request", "metadata_url", `"undercloud.example.com"`), "os-collect-config.request.metadata_url is not an http:// or https:// URL with a host"},
+		{"heat.auth_url blank", endpoint("heat", "auth_url", `"  "`), "os-collect-config.heat.auth_url is not an http:// or https:// URL with a host"},
+		{"heat.auth_url ftp", endpoint("heat", "auth_url", `"ftp://192.0.2.1:21/"`), "os-collect-config.heat.auth_url is not an http:// or https:// URL with a host"},
+		{"heat.auth_url upper case", endpoint("heat", "auth_url", `"HTTP://192.0.2.1:5000/"`), "os-collect-config.heat.auth_url is not an http:// or https:// URL with a host"},
+		{"heat.auth_url two lines", endpoint("heat", "auth_url", `"http://192.0.2.1:5000/\nhttp://192.0.2.2:5000/"`), "os-collect-config.heat.auth_url is not an http:// or https:// URL with a host"},
+		{"heat.auth_url a space", endpoint("heat", "auth_url", `"http://192.0.2.1:5000/ v3"`), "os-collect-config.heat.auth_url is not an http:// or https:// URL with a host"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, ok := layCase(t, c.metadata, "FAKE_ONC_STATUS=1 0\n")
+			if !ok {
+				t.Fatal("os-apply-config failed on the metadata")
+			}
+			got, touched := runWatched(t, dir)
+			if want := Name + ": " + c.want + "\n"; exitcode.Of(got.err) != exitcode.Failure || got.stderr != want || got.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", exitcode.Of(got.err), got.stdout, got.stderr, want)
+			}
+			if got.log != "" || got.safeDefaults != nil {
+				t.Errorf("commands run:\n%s\nsafe defaults %q", got.log, got.safeDefaults)
+			}
+			if diff := touched(); diff != "" {
+				t.Errorf("the root changed:\n%s", diff)
+			}
+		})
+	}
+}
+
+// What the ping reads is taken as the reference takes it once it is a
+// URL with a host: an IPv6 literal pings the reference's "[fd00"
+// (docs/compat.md), empty or null endpoints are skipped, and none set
+// is "No metadata IP found. Skipping.".
+func TestEndpointsThatAreTaken(t *testing.T) {
+	const config = `{"os_net_config": {"network_config": []}, "os-collect-config": `
+	for _, c := range []struct{ name, endpoints, stdout, pings string }{
+		{"ipv6 literal", `{"heat": {"auth_url": "https://[fd00::1]:13000/v3"}}`, "Trying to ping metadata IP [fd00...SUCCESS\n", "ping -c 1 [fd00\n"},
+		{"no port", `{"heat": {"auth_url": "https://undercloud/v3"}}`, "Trying to ping metadata IP undercloud/v3...SUCCESS\n", "ping -c 1 undercloud/v3\n"},
+		{"empty skipped", `{"cfn": {"metadata_url": ""}, "heat": {"auth_url": null}, "request": {"metadata_url": "http://192.0.2.3:8080/md"}, "zaqar": {"auth_url": 7}}`,
+			"Trying to ping metadata IP 192.0.2.3...SUCCESS\n", "ping -c 1 192.0.2.3\n"},
+		{"all empty", `{"cfn": {"metadata_url": ""}, "zaqar": {"auth_url": "\n"}}`, "No metadata IP found. Skipping.\n", ""},
+		{"none", `{}`, "No metadata IP found. Skipping.\n", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, ok := layCase(t, config+c.endpoints+"}", "FAKE_ONC_STATUS=2\n")
+			if !ok {
+				t.Fatal("os-apply-config failed on the metadata")
+			}
+			got, _ := runWatched(t, dir)
+			if got.err != nil || !strings.HasSuffix(got.stdout, c.stdout) || !strings.HasSuffix(got.log, "---\n"+strings.TrimSuffix("ip -o a\n"+c.pings, "ip -o a\n")) {
+				t.Errorf("exit %d, stdout %q, stderr %q, commands:\n%s\nwant %q and the pings %q", exitcode.Of(got.err), got.stdout, got.stderr, got.log, c.stdout, c.pings)
+			}
+		})
 	}
 }
