@@ -15,7 +15,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/nodeconfig"
 )
 
@@ -36,25 +38,30 @@ var device = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 // setLine finds the line that sets GATEWAYDEV (grep "^\s*GATEWAYDEV=").
 var setLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t\n\v\f\r]*GATEWAYDEV=`) })
 
-// Run is the step. Bad metadata (not a string, not an interface name)
-// is one error line naming the key, and nothing changes.
+// Sysconfig is the directory of the RHEL family's network scripts,
+// which the element is for.
+const Sysconfig = "/etc/sysconfig"
+
+// Run is the step. Bad metadata (network-config not an object, a
+// gateway-dev that is not a string naming an interface) is one error
+// line naming the key, and nothing changes; so is a node without
+// /etc/sysconfig (Debian, Ubuntu), where the element does not belong.
 func Run(ctx context.Context, _ []string, env nodeconfig.Env) error {
 	log := env.Logger(Name)
 	fail := func(err error) error {
 		log.Error(err.Error())
 		return exitcode.With(exitcode.Failure, err)
 	}
-	v, found, err := env.Lookup(Key)
+	dev, err := gatewayDev(env)
 	if err != nil {
 		return fail(err)
 	}
-	dev, isString := v.(string)
-	if !found || v == "" {
+	if dev == "" {
 		fmt.Fprintln(env.Stdout, "$new_gatewaydev not set")
 		return nil
 	}
-	if !isString || !device().MatchString(dev) {
-		return fail(fmt.Errorf("%s: not an interface name", Key))
+	if st, err := os.Stat(env.Path(Sysconfig)); errors.Is(err, fs.ErrNotExist) || err == nil && !st.IsDir() {
+		return fail(fmt.Errorf("%s: this node has no %s: the network-gateway element is for the RHEL family's network scripts (ifcfg), not this image's; nothing changed", File, Sysconfig))
 	}
 	path := nodeconfig.Resolve(env.Path(File))
 	old, err := os.ReadFile(path)
@@ -75,6 +82,41 @@ func Run(ctx context.Context, _ []string, env nodeconfig.Env) error {
 		}
 	}
 	return nil
+}
+
+// gatewayDev is the interface the metadata names, "" for none (the key,
+// or network-config, absent or null, or an empty string). network-config
+// that is not an object, or a value that is not a string naming an
+// interface, is an error naming the key.
+func gatewayDev(env nodeconfig.Env) (string, error) {
+	files, err := env.MetadataFiles()
+	if err != nil {
+		return "", err
+	}
+	cfg, err := metadata.Read(files)
+	if err != nil {
+		return "", err
+	}
+	parent, _, _ := strings.Cut(Key, ".")
+	if v, found := metadata.Lookup(cfg, parent); found {
+		if _, ok := v.(*jsondoc.Object); !ok {
+			return "", fmt.Errorf("%s is %s, not an object", parent, nodeconfig.ValueKind(v))
+		}
+	}
+	v, found := metadata.Lookup(cfg, Key)
+	if !found || v == "" {
+		return "", nil
+	}
+	dev, ok := v.(string)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%s is %s, not a string", Key, nodeconfig.ValueKind(v))
+	case strings.ContainsAny(dev, "\x00\n\r"):
+		return "", fmt.Errorf("%s holds a NUL or a line break", Key)
+	case !device().MatchString(dev):
+		return "", fmt.Errorf("%s: %q is not an interface name", Key, dev)
+	}
+	return dev, nil
 }
 
 // update is the file's text with GATEWAYDEV set to dev: when a line sets

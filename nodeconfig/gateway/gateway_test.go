@@ -3,6 +3,8 @@ package gateway
 import (
 	"testing"
 
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 	"github.com/tripleo-go/agent/nodeconfig/nodeconfigtest"
 )
 
@@ -34,6 +36,50 @@ var cases = []nodeconfigtest.Case{
 	{Name: "a-number", Metadata: `{"network-config": {"gateway-dev": 5}}`,
 		Files:   map[string]string{File: "GATEWAYDEV=eth0\n"},
 		Differs: "the reference takes 5 for an interface name; ours refuses what is not a string"},
+	{Name: "network-config-a-list", Metadata: `{"network-config": ["eth1"]}`,
+		Files:   map[string]string{File: "GATEWAYDEV=eth0\n"},
+		Differs: "the reference finds no key in a network-config that is not an object and does nothing, successfully; ours refuses it"},
+	{Name: "network-config-a-string", Metadata: `{"network-config": "eth1"}`,
+		Files:   map[string]string{File: "GATEWAYDEV=eth0\n"},
+		Differs: "as network-config-a-list"},
+	{Name: "network-config-null", Metadata: `{"network-config": null}`, Files: map[string]string{File: "GATEWAYDEV=eth0\n"}},
+	{Name: "nul", Metadata: `{"network-config": {"gateway-dev": "eth1\u0000"}}`,
+		Files:   map[string]string{File: "GATEWAYDEV=eth0\n"},
+		Differs: "bash drops the NUL (a warning) and the reference sets eth1; ours refuses the value"},
+	{Name: "line-break", Metadata: `{"network-config": {"gateway-dev": "eth1\neth2"}}`,
+		Files:   map[string]string{File: "NETWORKING=yes\n"},
+		Differs: "the reference appends GATEWAYDEV=eth1 and a line eth2, and restarts eth1 and eth2; ours refuses the value"},
+	{Name: "carriage-return", Metadata: `{"network-config": {"gateway-dev": "eth1\r"}}`,
+		Files:   map[string]string{File: "GATEWAYDEV=eth0\n"},
+		Differs: "the reference writes GATEWAYDEV=eth1\\r and restarts \"eth1\\r\"; ours refuses the value"},
+}
+
+// The one error line of each refusal names the key, or the file and
+// what the node lacks.
+func TestErrorLines(t *testing.T) {
+	for _, c := range []struct{ name, metadata, want string }{
+		{"network-config-a-list", `{"network-config": ["eth1"]}`, "network-config is a list, not an object"},
+		{"network-config-a-string", `{"network-config": "eth1"}`, "network-config is a string, not an object"},
+		{"a-number", `{"network-config": {"gateway-dev": 5}}`, "network-config.gateway-dev is a number, not a string"},
+		{"a-list", `{"network-config": {"gateway-dev": ["eth1"]}}`, "network-config.gateway-dev is a list, not a string"},
+		{"nul", `{"network-config": {"gateway-dev": "eth1\u0000"}}`, "network-config.gateway-dev holds a NUL or a line break"},
+		{"line-break", `{"network-config": {"gateway-dev": "eth1\neth2"}}`, "network-config.gateway-dev holds a NUL or a line break"},
+		{"carriage-return", `{"network-config": {"gateway-dev": "eth1\r"}}`, "network-config.gateway-dev holds a NUL or a line break"},
+		{"shell-words", `{"network-config": {"gateway-dev": "eth1 eth2"}}`, `network-config.gateway-dev: "eth1 eth2" is not an interface name`},
+		{"no-sysconfig-dir", `{"network-config": {"gateway-dev": "eth1"}}`,
+			"/etc/sysconfig/network: this node has no /etc/sysconfig: the network-gateway element is for the RHEL family's network scripts (ifcfg), not this image's; nothing changed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := nodeconfigtest.Run(t, nodeconfigtest.Case{Name: c.name, Metadata: c.metadata}, Run)
+			want := Name + ": ERROR: " + c.want + "\n"
+			if exitcode.Of(r.Err) != exitcode.Failure || r.Stderr != want || r.Stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", exitcode.Of(r.Err), r.Stdout, r.Stderr, want)
+			}
+			if r.Commands != "" || r.After != r.Before {
+				t.Errorf("something changed: commands %q, root:\n%s", r.Commands, difftest.LineDiff(r.Before, r.After))
+			}
+		})
+	}
 }
 
 func TestLikeTheReference(t *testing.T) {
