@@ -39,8 +39,9 @@ const (
 	endLine   = "# HEAT_HOSTS_END\n"
 )
 
-// Run is the step. A hosts value that is not a string is bad metadata:
-// one error line naming the key, and nothing changes.
+// Run is the step. A hosts value that is not a string, or holds a
+// control character other than tab and newline, is bad metadata: one
+// error line naming the key, and nothing changes (no command run).
 func Run(ctx context.Context, _ []string, env nodeconfig.Env) error {
 	log := env.Logger(Name)
 	fail := func(err error) error {
@@ -53,7 +54,10 @@ func Run(ctx context.Context, _ []string, env nodeconfig.Env) error {
 	}
 	text, ok := v.(string)
 	if found && !ok {
-		return fail(fmt.Errorf("%s: not a string", Key))
+		return fail(fmt.Errorf("%s is %s, not a string", Key, nodeconfig.ValueKind(v)))
+	}
+	if err := checkText(text); err != nil {
+		return fail(err)
 	}
 	entries := Entries(text)
 	if entries == "" {
@@ -70,6 +74,25 @@ func Run(ctx context.Context, _ []string, env nodeconfig.Env) error {
 		}
 	}
 	return nil
+}
+
+// checkText refuses a value with a byte a hosts file cannot hold: a NUL
+// (which the reference's shell dropped), a carriage return (a CRLF value
+// would end every name with one) or another control character; tab and
+// newline separate fields and lines.
+func checkText(text string) error {
+	i := strings.IndexFunc(text, func(r rune) bool { return r < ' ' && r != '\t' && r != '\n' || r == 0x7f })
+	if i < 0 {
+		return nil
+	}
+	what := fmt.Sprintf("the control character %U", text[i])
+	switch text[i] {
+	case 0:
+		what = "a NUL"
+	case '\r':
+		what = "a carriage return"
+	}
+	return fmt.Errorf("%s holds %s, which a hosts file cannot hold", Key, what)
 }
 
 // Entries is the text as the reference made it: lower case (ASCII

@@ -3,6 +3,8 @@ package hosts
 import (
 	"testing"
 
+	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/testkit/difftest"
 	"github.com/tripleo-go/agent/nodeconfig/nodeconfigtest"
 )
 
@@ -42,6 +44,43 @@ var cases = []nodeconfigtest.Case{
 	{Name: "no-hosts-file", Metadata: `{"hosts": "192.0.2.1 a"}`, Dirs: []string{"/etc/cloud/templates"}},
 	{Name: "a-list", Metadata: `{"hosts": ["192.0.2.1 a"]}`, Files: map[string]string{HostsFile: localhost},
 		Differs: `the reference writes the list's JSON, ["192.0.2.1 a"], into the section; ours refuses what is not a string`},
+	{Name: "a-number", Metadata: `{"hosts": 5}`, Files: map[string]string{HostsFile: localhost},
+		Differs: `the reference writes 5 into the section; ours refuses what is not a string`},
+	{Name: "nul", Metadata: `{"hosts": "192.0.2.1 a\u0000b"}`, Files: map[string]string{HostsFile: localhost},
+		Differs: `bash drops the NUL (a warning) and the reference writes "192.0.2.1 ab"; ours refuses the value`},
+	{Name: "carriage-return", Metadata: `{"hosts": "192.0.2.1 a\r\n192.0.2.2 b\r\n"}`,
+		Files:   map[string]string{HostsFile: localhost, debian: "127.0.0.1 {{fqdn}}\n"},
+		Differs: `the reference writes the CRs, so each name ends in one; ours refuses the value`},
+	{Name: "escape-character", Metadata: `{"hosts": "192.0.2.1 a\u001bb"}`, Files: map[string]string{HostsFile: localhost},
+		Differs: `the reference writes the ESC; ours refuses a control character other than tab and newline`},
+	{Name: "echo-option", Metadata: `{"hosts": "-n"}`, Files: map[string]string{HostsFile: localhost},
+		Differs: `the reference's echo "$ENTRIES" takes -n for its option and writes an empty section; ours writes the entry`},
+	{Name: "tab", Metadata: `{"hosts": "192.0.2.1\ta\tb"}`, Files: map[string]string{HostsFile: localhost}},
+}
+
+// The one error line of each refusal names the key and what it holds.
+func TestErrorLines(t *testing.T) {
+	for _, c := range []struct{ name, metadata, want string }{
+		{"a-list", `{"hosts": ["192.0.2.1 a"]}`, "hosts is a list, not a string"},
+		{"a-number", `{"hosts": 5}`, "hosts is a number, not a string"},
+		{"an-object", `{"hosts": {"a": "192.0.2.1"}}`, "hosts is an object, not a string"},
+		{"nul", `{"hosts": "192.0.2.1 a\u0000b"}`, "hosts holds a NUL, which a hosts file cannot hold"},
+		{"carriage-return", `{"hosts": "192.0.2.1 a\r\n"}`, "hosts holds a carriage return, which a hosts file cannot hold"},
+		{"escape-character", `{"hosts": "192.0.2.1 a\u001bb"}`, "hosts holds the control character U+001B, which a hosts file cannot hold"},
+		{"delete", `{"hosts": "192.0.2.1 a\u007f"}`, "hosts holds the control character U+007F, which a hosts file cannot hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := nodeconfigtest.Run(t, nodeconfigtest.Case{Name: c.name, Metadata: c.metadata,
+				Files: map[string]string{HostsFile: localhost, debian: "127.0.0.1 {{fqdn}}\n"}}, Run)
+			want := Name + ": ERROR: " + c.want + "\n"
+			if exitcode.Of(r.Err) != exitcode.Failure || r.Stderr != want || r.Stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", exitcode.Of(r.Err), r.Stdout, r.Stderr, want)
+			}
+			if r.Commands != "" || r.After != r.Before {
+				t.Errorf("something changed: commands %q, root:\n%s", r.Commands, difftest.LineDiff(r.Before, r.After))
+			}
+		})
+	}
 }
 
 func TestLikeTheReference(t *testing.T) {
