@@ -63,6 +63,7 @@ var unexercised = map[[2]string]string{
 	{"55-heat-config", "143"}:       "heatconfig/improvements_test.go (SIGTERM during a hook)",
 	{"heat-config-notify", "143"}:   "notify TestStopSaysStopped, test/chaos (a stop while signalling)",
 	{"99-refresh-completed", "143"}: "refreshcompleted TestStopWhileRetryingSaysStopped",
+	{"20-os-net-config", "143"}:     "netconfig TestStopWhileWaitingForTheMetadataServer",
 }
 
 func write(t *testing.T, path, data string, mode os.FileMode) {
@@ -187,6 +188,20 @@ var exitCases = []exitCase{
 		argv:  []string{"tripleo-agent", "10-sysctl-apply-config"},
 		env:   []string{"OS_CONFIG_FILES=D/md.json", "NODECONFIG_ROOT=D/root"},
 		setup: func(t *testing.T, d string) { write(t, d+"/md.json", `{"sysctl": 5}`, 0o600) }},
+	{section: "20-os-net-config", row: "0", name: "no os_net_config", want: 0,
+		argv:  []string{"tripleo-agent", "20-os-net-config"},
+		env:   []string{"OS_CONFIG_FILES=D/md.json", "NODECONFIG_ROOT=D/root"},
+		setup: func(t *testing.T, d string) { write(t, d+"/md.json", `{}`, 0o600) }},
+	{section: "20-os-net-config", row: "1", name: "os_net_config a number", want: 1, doc: "not an object with a `network_config` list",
+		argv:  []string{"tripleo-agent", "20-os-net-config"},
+		env:   []string{"OS_CONFIG_FILES=D/md.json", "NODECONFIG_ROOT=D/root"},
+		setup: func(t *testing.T, d string) { write(t, d+"/md.json", `{"os_net_config": 3}`, 0o600) }},
+	{section: nodeSteps, row: "1", name: "network-gateway without /etc/sysconfig", want: 1, doc: "without `/etc/sysconfig`",
+		argv: []string{"tripleo-agent", "25-set-network-gateway"},
+		env:  []string{"OS_CONFIG_FILES=D/md.json", "NODECONFIG_ROOT=D/root"},
+		setup: func(t *testing.T, d string) {
+			write(t, d+"/md.json", `{"network-config": {"gateway-dev": "eth1"}}`, 0o600)
+		}},
 	{section: "heat-config-rebuild-deployed", row: "1", name: "deployments not a list", want: 1,
 		argv:  []string{"heat-config-rebuild-deployed"},
 		env:   []string{"OS_CONFIG_FILES=D/md.json", "HEAT_CONFIG_DEPLOYED=D/deployed"},
