@@ -60,7 +60,15 @@ func copyTree(t *testing.T, from, to string) {
 	if out, err := exec.Command("cp", "-a", from+"/.", to).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v %s", err, out)
 	}
-	// git keeps no modes but the executable bit.
+	// git keeps no modes but the executable bit, and a checkout's
+	// depend on the umask: a case's files are 0644, as os-apply-config
+	// renders them, and its safe defaults file 0600.
+	filepath.WalkDir(to, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			os.Chmod(p, 0o644)
+		}
+		return nil
+	})
 	p := filepath.Join(to, "os-net-config/dhcp_all_interfaces.yaml")
 	if _, err := os.Stat(p); err == nil {
 		os.Chmod(p, 0o600)

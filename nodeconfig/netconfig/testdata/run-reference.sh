@@ -13,9 +13,10 @@ ref=$1 case=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/upper" "$out/work" "$out/net"
 [ -d "$case/before/etc" ] && cp -a "$case/before/etc/." "$out/upper/"
-# git keeps no modes but the executable bit: the safe defaults file of a
-# case is the 0600 one os-net-config's own packaging leaves (as the Go
-# side's copyTree makes it).
+# git keeps no modes but the executable bit, and a checkout's depend on
+# the umask: a case's files are 0644, as os-apply-config renders them,
+# and its safe defaults file 0600 (as the Go side's copyTree makes them).
+find "$out/upper" -type f -exec chmod 644 {} +
 [ -f "$out/upper/os-net-config/dhcp_all_interfaces.yaml" ] && chmod 600 "$out/upper/os-net-config/dhcp_all_interfaces.yaml"
 [ -d "$case/before/net" ] && cp -a "$case/before/net/." "$out/net/"
 : >"$out/log"
