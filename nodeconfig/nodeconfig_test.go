@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // The metadata files are os-apply-config's: its fallback files first,
@@ -102,5 +105,57 @@ func TestWriteFileKeepsOwner(t *testing.T) {
 	st, _ := os.Stat(p)
 	if uid, gid := ownerOf(st); uid != 65534 || gid != 65534 {
 		t.Errorf("owner %d:%d, want 65534:65534", uid, gid)
+	}
+}
+
+// The replaced file is never seen with another owner: its owner and mode
+// are the staged file's before the rename, so the directory's events
+// (inotify) show no change of attributes of the file's own name, only of
+// the staged one's before it is renamed over the file.
+func TestWriteFileNeverShowsAnotherOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	d := t.TempDir()
+	p := filepath.Join(d, "hosts")
+	if err := os.WriteFile(p, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 4242, 4343); err != nil {
+		t.Skip(err)
+	}
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer syscall.Close(fd)
+	if _, err := syscall.InotifyAddWatch(fd, d, syscall.IN_ATTRIB|syscall.IN_MOVED_TO|syscall.IN_CREATE); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(p, []byte("new\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	buf := make([]byte, 64<<10)
+	n, err := syscall.Read(fd, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		name := strings.TrimRight(string(buf[off+syscall.SizeofInotifyEvent:off+syscall.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+		off += syscall.SizeofInotifyEvent + int(ev.Len)
+		what := map[uint32]string{syscall.IN_ATTRIB: "attrib", syscall.IN_MOVED_TO: "moved-to", syscall.IN_CREATE: "create"}[ev.Mask&^syscall.IN_ISDIR]
+		if name != "hosts" {
+			name = "staged"
+		}
+		events = append(events, what+" "+name)
+	}
+	if !slices.Contains(events, "moved-to hosts") || slices.Contains(events, "attrib hosts") {
+		t.Errorf("events %q: want the staged file renamed over hosts, and no change of hosts' attributes", events)
+	}
+	st, _ := os.Stat(p)
+	if uid, gid := ownerOf(st); uid != 4242 || gid != 4343 || st.Mode().Perm() != 0o640 {
+		t.Errorf("owner %d:%d mode %v, want 4242:4343 0640", uid, gid, st.Mode())
 	}
 }
