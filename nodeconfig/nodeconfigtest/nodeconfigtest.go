@@ -44,6 +44,11 @@ type Case struct {
 	Dirs []string
 	// Dist is what the fake lsb_release -is prints ("Debian" if empty).
 	Dist string
+	// JQ15 runs the reference with the jq TripleO's nodes had, 1.5, whose
+	// -r wins over -a (a string is printed raw, UTF-8 as it is): a
+	// wrapper of Debian's jq 1.6 that drops -a when -r is given (jq 1.6
+	// prints a `jq -r -a` string as quoted JSON, jq issue 1587).
+	JQ15 bool
 }
 
 // Watched are the paths whose files the result lists.
@@ -57,7 +62,8 @@ var fakes = map[string]string{
 	"sysctl": `if [ "$1" = -a ]; then
   echo "sysctl -a" >>"$FAKE_LOG"
   printf '%s\n' 'kernel.pid_max = 32768' 'net.core.somaxconn = 4096' 'net.ipv4.ip_forward = 0' \
-    'net.ipv4.ip_local_reserved_ports = ' 'net.ipv4.tcp_rmem = 4096	131072	6291456' 'vm.swappiness = 60'
+    'net.ipv4.ip_local_reserved_ports = ' 'net.ipv4.tcp_rmem = 4096	131072	6291456' 'vm.swappiness = 60' \
+    'kernel.domainname = (none)'
   exit 0
 fi
 echo "sysctl $*" >>"$FAKE_LOG"
@@ -71,6 +77,17 @@ done
 	"ifup":        `echo "ifup $*" >>"$FAKE_LOG"` + "\n",
 	"lsb_release": `echo "lsb_release $*" >>"$FAKE_LOG"; echo "${FAKE_DIST:-Debian}"` + "\n",
 }
+
+// jq15 is the JQ15 wrapper, put first on PATH as jq.
+const jq15 = `raw=0
+for a; do [ "$a" = -r ] && raw=1; done
+for a; do
+  shift
+  if [ "$raw" = 1 ] && [ "$a" = -a ]; then continue; fi
+  set -- "$@" "$a"
+done
+exec /usr/bin/jq "$@"
+`
 
 // A Step is our program's entry point.
 type Step func(ctx context.Context, args []string, env nodeconfig.Env) error
@@ -89,6 +106,11 @@ func scratch(t *testing.T, c Case) (root, bin, log, md string) {
 	}
 	for name, body := range fakes {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.JQ15 {
+		if err := os.WriteFile(filepath.Join(bin, "jq"), []byte("#!/bin/sh\n"+jq15), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,8 +146,28 @@ func scratch(t *testing.T, c Case) (root, bin, log, md string) {
 	return root, bin, log, md
 }
 
+// A Result is what a run left.
+type Result struct {
+	// Text is the result's text (dump), what the golden files hold.
+	Text string
+	// Status is the exit status.
+	Status int
+	// Calls are the commands run, one a line, `sysctl -a` included, the
+	// root taken out of their arguments.
+	Calls []string
+	// Stdout and Stderr are the run's output.
+	Stdout, Stderr string
+}
+
 // RunOurs runs step on the case and returns the result's text.
 func RunOurs(t *testing.T, c Case, step Step) string {
+	t.Helper()
+	return OursResult(t, c, step).Text
+}
+
+// OursResult runs step on the case, in process on a scratch root with the
+// fakes on PATH. A failure must be one error line of the step.
+func OursResult(t *testing.T, c Case, step Step) Result {
 	t.Helper()
 	root, bin, log, md := scratch(t, c)
 	var stdout, stderr bytes.Buffer
@@ -139,7 +181,18 @@ func RunOurs(t *testing.T, c Case, step Step) string {
 	if err != nil && strings.Count(stderr.String(), ": ERROR: ") != 1 {
 		t.Errorf("a failure is one error line of the step on stderr, got %q", stderr.String())
 	}
-	return dump(t, root, log, exitcode.Of(err))
+	status := exitcode.Of(err)
+	return Result{Text: dump(t, root, log, status), Status: status, Calls: calls(t, root, log),
+		Stdout: stdout.String(), Stderr: stderr.String()}
+}
+
+// Refused is the result's text of a run that refused the case: failed,
+// nothing run (but `sysctl -a`, which the text leaves out), every file
+// as it was.
+func Refused(t *testing.T, c Case) string {
+	t.Helper()
+	root, _, log, _ := scratch(t, c)
+	return dump(t, root, log, 1)
 }
 
 // RunReference runs the reference's script (a path in the checkout) on
@@ -148,6 +201,12 @@ func RunOurs(t *testing.T, c Case, step Step) string {
 // PATH (the sysctl element's helpers), after the fakes and before
 // Debian's os-apply-config and jq.
 func RunReference(t *testing.T, c Case, script, elementBin string) string {
+	t.Helper()
+	return ReferenceResult(t, c, script, elementBin).Text
+}
+
+// ReferenceResult is RunReference's whole result.
+func ReferenceResult(t *testing.T, c Case, script, elementBin string) Result {
 	t.Helper()
 	root, bin, log, md := scratch(t, c)
 	out, work := t.TempDir(), t.TempDir()
@@ -174,7 +233,24 @@ func RunReference(t *testing.T, c Case, script, elementBin string) string {
 	st, _ := os.ReadFile(filepath.Join(out, "status"))
 	var status int
 	fmt.Sscanf(string(st), "%d", &status)
-	return dump(t, filepath.Join(out, "root"), log, status)
+	return Result{Text: dump(t, filepath.Join(out, "root"), log, status), Status: status,
+		Calls: calls(t, root, log), Stdout: string(so), Stderr: string(se)}
+}
+
+// calls are the commands the fakes recorded, root taken out.
+func calls(t *testing.T, root, log string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if l != "" {
+			out = append(out, strings.ReplaceAll(l, root, ""))
+		}
+	}
+	return out
 }
 
 func shellWords(args []string) string {
