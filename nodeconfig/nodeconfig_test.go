@@ -159,3 +159,17 @@ func TestWriteFileNeverShowsAnotherOwner(t *testing.T) {
 		t.Errorf("owner %d:%d mode %v, want 4242:4343 0640", uid, gid, st.Mode())
 	}
 }
+
+// A key is shown as it is, or quoted when it would not read back on one
+// line.
+func TestKeyText(t *testing.T) {
+	for in, want := range map[string]string{
+		"net.ipv4.ip_forward": "net.ipv4.ip_forward", "nova::my_ip": "nova::my_ip", "caf\u00e9": "caf\u00e9",
+		"": `""`, "a b": `"a b"`, "a\nb": `"a\nb"`, "a\rb": `"a\rb"`, "a\x00": `"a\x00"`, "\u00a0": `"\u00a0"`,
+		"a\u2028b": `"a\u2028b"`, "\xff": `"\xff"`,
+	} {
+		if got := KeyText(in); got != want {
+			t.Errorf("KeyText(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

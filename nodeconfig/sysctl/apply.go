@@ -7,7 +7,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"unicode"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
@@ -101,22 +100,7 @@ func fromMetadata(env nodeconfig.Env) ([]setting, error) {
 }
 
 // keyOf is the metadata key of a parameter, for a message.
-func keyOf(name string) string { return Key + "." + shown(name) }
-
-// shown is a name as a message shows it: quoted when it is empty or
-// holds white space or what a terminal does not print, so that the
-// message stays one line.
-func shown(name string) string {
-	for _, r := range name {
-		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
-			return strconv.Quote(name)
-		}
-	}
-	if name == "" {
-		return `""`
-	}
-	return name
-}
+func keyOf(name string) string { return Key + "." + nodeconfig.KeyText(name) }
 
 // valueText is the value as the reference's `jq -r -a` printed it with
 // jq 1.5, which TripleO's nodes had: a string as it is (jq 1.5's -r

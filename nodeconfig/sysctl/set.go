@@ -87,7 +87,7 @@ func RunSet(ctx context.Context, args []string, env nodeconfig.Env) error {
 		return exitcode.With(exitcode.Failure, nil)
 	}
 	fail := func(err error) error {
-		log.Error(fmt.Sprintf("%s: %v", shown(s.name), err))
+		log.Error(fmt.Sprintf("%s: %v", nodeconfig.KeyText(s.name), err))
 		return exitcode.With(exitcode.Failure, err)
 	}
 	for _, err := range []error{checkName(s.name), checkValue(s.value)} {
@@ -130,7 +130,7 @@ func RunWrite(_ context.Context, args []string, env nodeconfig.Env) error {
 	}
 	for _, err := range []error{checkName(name), checkValue(value)} {
 		if err != nil {
-			log.Error(fmt.Sprintf("%s: %v", shown(name), err))
+			log.Error(fmt.Sprintf("%s: %v", nodeconfig.KeyText(name), err))
 			return exitcode.With(exitcode.Failure, err)
 		}
 	}
