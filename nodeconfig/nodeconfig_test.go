@@ -1,9 +1,12 @@
 package nodeconfig
 
 import (
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -170,6 +173,39 @@ func TestKeyText(t *testing.T) {
 	} {
 		if got := KeyText(in); got != want {
 			t.Errorf("KeyText(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// JQNumber prints a double as jq does (checked against /usr/bin/jq when
+// it is there).
+func TestJQNumber(t *testing.T) {
+	cases := map[float64]string{
+		1e16: "1e+16", 1.5e16: "15000000000000000", 1e15: "1000000000000000", 65536: "65536", 0.1: "0.1",
+		1e-5: "1e-05", 0.0001: "0.0001", 1.5e300: "1.5e+300", math.Copysign(0, -1): "-0", 123456789.5: "123456789.5",
+		12345678901234567: "12345678901234568", math.Inf(1): "1.7976931348623157e+308", -2.5e-7: "-2.5e-07",
+	}
+	for f, want := range cases {
+		if got := JQNumber(f); got != want {
+			t.Errorf("JQNumber(%v) = %s, want %s", f, got, want)
+		}
+	}
+	if _, err := exec.LookPath("/usr/bin/jq"); err != nil {
+		return
+	}
+	for f := range cases {
+		if math.IsInf(f, 0) {
+			continue
+		}
+		in := strconv.FormatFloat(f, 'g', -1, 64)
+		cmd := exec.Command("/usr/bin/jq", ".")
+		cmd.Stdin = strings.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := JQNumber(f); got != strings.TrimSpace(string(out)) {
+			t.Errorf("JQNumber(%s) = %s, jq prints %s", in, got, out)
 		}
 	}
 }

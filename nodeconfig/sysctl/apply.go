@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
@@ -104,11 +103,11 @@ func keyOf(name string) string { return Key + "." + nodeconfig.KeyText(name) }
 
 // valueText is the value as the reference's `jq -r -a` printed it with
 // jq 1.5, which TripleO's nodes had: a string as it is (jq 1.5's -r
-// wins over -a: its UTF-8 raw), a number in decimal. Integers keep all
-// their digits (jq rounded those past 2^53 to a double). A number that
-// is not finite (Python's NaN and Infinity, or past a double) is
-// refused: jq printed null or the largest double, which no kernel
-// parameter takes.
+// wins over -a: its UTF-8 raw), a number as jq prints a double (1e+16,
+// 65536 for 65536.0). Integers keep all their digits (jq rounded those
+// past 2^53 to a double). A number that is not finite (Python's NaN and
+// Infinity, or past a double) is refused: jq printed null or the
+// largest double, which no kernel parameter takes.
 func valueText(v jsondoc.Value) (string, error) {
 	switch x := v.(type) {
 	case string:
@@ -120,10 +119,7 @@ func valueText(v jsondoc.Value) (string, error) {
 		if math.IsNaN(x.Float) || math.IsInf(x.Float, 0) {
 			return "", fmt.Errorf("the value %s is not a finite number", x.Text)
 		}
-		if x.Float == math.Trunc(x.Float) && math.Abs(x.Float) < 1e17 {
-			return strconv.FormatFloat(x.Float, 'f', -1, 64), nil
-		}
-		return x.Text, nil
+		return nodeconfig.JQNumber(x.Float), nil
 	}
 	return "", errors.New("the value is not a string or a number")
 }

@@ -36,6 +36,7 @@ var applyCases = []nodeconfigtest.Case{
 		Differs: `the reference writes the value quoted (jq 1.6) and keeps the file the kernel refused; ours removes it`},
 	// The rows run with jq 1.5's -r, which TripleO's nodes had.
 	{Name: "apply-string-value-jq15", Metadata: `{"sysctl": {"net.core.somaxconn": "1024"}}`, JQ15: true},
+	{Name: "apply-float-forms", Metadata: `{"sysctl": {"kernel.pid_max": 1e16, "vm.swappiness": 1.5e16, "net.core.somaxconn": 0.00001, "net.ipv4.ip_forward": -0.0}}`, JQ15: true},
 	{Name: "apply-non-ascii", Metadata: `{"sysctl": {"kernel.domainname": "n\u00f6de"}}`, JQ15: true},
 	{Name: "apply-line-break", Metadata: `{"sysctl": {"vm.swappiness": "10\nkernel.pid_max = 1"}}`, JQ15: true,
 		Differs: "the reference writes the value's two lines, and its sysctl -p sets kernel.pid_max too; ours refuses a line break in a value"},
