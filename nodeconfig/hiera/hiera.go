@@ -130,7 +130,7 @@ func plan(env []string, root string) (files []file, warnings []string, err error
 func dataFile(cfg *jsondoc.Object, key string, entry *jsondoc.Object) (data []byte, missing []string, err error) {
 	var b strings.Builder
 	raw, _ := entry.Get("raw_data")
-	text, stop := echoE(substituted(metadata.Raw(raw)))
+	text, stop := echoEArg(substituted(metadata.Raw(raw)))
 	b.WriteString(text)
 	if !stop {
 		b.WriteByte('\n')

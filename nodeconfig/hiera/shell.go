@@ -29,6 +29,17 @@ func lines(s string) int {
 	return n
 }
 
+// echoEArg is what bash's `echo -e "$s"` prints, without the newline it
+// adds; stop tells that there is no newline. A word of options only
+// (-n, -e, -E, -neE...) is taken as options: nothing is printed, and no
+// newline either when -n is among them.
+func echoEArg(s string) (out string, stop bool) {
+	if len(s) > 1 && s[0] == '-' && strings.Trim(s[1:], "neE") == "" {
+		return "", strings.Contains(s, "n")
+	}
+	return echoE(s)
+}
+
 // echoE is what bash's `echo -e` prints of s, without the newline it
 // adds; stop tells that a \c ended the output there (no newline either).
 func echoE(s string) (out string, stop bool) {
