@@ -202,3 +202,24 @@ func TestReplacedFileKeepsItsOwner(t *testing.T) {
 		}
 	}
 }
+
+// An oac_data value is the key looked up, as it is: the reference put
+// it unquoted on os-apply-config's command line, where white space split
+// it (os-apply-config refused the extra word, and the value was written
+// empty) and *?[ globbed it.
+func TestOACKeyIsNotSplit(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "md.json")
+	if err := os.WriteFile(md, []byte(`{"a b": "x", "*": "y", "hiera": {"datafiles": {"c": {"oac_data": {"k": "a b", "star": "*"}}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	env := Env{Stdout: io.Discard, Stderr: &stderr, Environ: []string{"OS_CONFIG_FILES=" + md, RootVar + "=" + dir}}
+	if err := Run(context.Background(), nil, env); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, DataDir, "c.yaml"))
+	if string(got) != "\nk: x\nstar: y\n" || stderr.Len() != 0 {
+		t.Errorf("c.yaml %q, stderr %q", got, stderr.String())
+	}
+}

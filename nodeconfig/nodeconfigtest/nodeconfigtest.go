@@ -9,6 +9,7 @@ package nodeconfigtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -17,7 +18,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/nodeconfig"
@@ -155,6 +158,8 @@ type Result struct {
 	// Calls are the commands run, one a line, `sysctl -a` included, the
 	// root taken out of their arguments.
 	Calls []string
+	// Files are the files under the watched paths afterwards, by path.
+	Files map[string]File
 	// Stdout and Stderr are the run's output.
 	Stdout, Stderr string
 }
@@ -183,7 +188,7 @@ func OursResult(t *testing.T, c Case, step Step) Result {
 	}
 	status := exitcode.Of(err)
 	return Result{Text: dump(t, root, log, status), Status: status, Calls: calls(t, root, log),
-		Stdout: stdout.String(), Stderr: stderr.String()}
+		Files: snapshot(root), Stdout: stdout.String(), Stderr: stderr.String()}
 }
 
 // Refused is the result's text of a run that refused the case: failed,
@@ -208,6 +213,20 @@ func RunReference(t *testing.T, c Case, script, elementBin string) string {
 // ReferenceResult is RunReference's whole result.
 func ReferenceResult(t *testing.T, c Case, script, elementBin string) Result {
 	t.Helper()
+	r, _ := ReferenceWithin(t, c, script, elementBin, 0)
+	return r
+}
+
+// FuzzLimit bounds a reference's run on a fuzz target's input: go test
+// -fuzz gives an input 10 s in all (a worker panics past them), ours
+// and the reference together.
+const FuzzLimit = 7 * time.Second
+
+// ReferenceWithin is ReferenceResult with a deadline (none when limit is
+// 0): ok is false when the run took longer and was killed, whole, as
+// difftest does with a slow reference; the input is then not compared.
+func ReferenceWithin(t *testing.T, c Case, script, elementBin string, limit time.Duration) (r Result, ok bool) {
+	t.Helper()
 	root, bin, log, md := scratch(t, c)
 	out, work := t.TempDir(), t.TempDir()
 	var setup strings.Builder
@@ -224,7 +243,12 @@ func ReferenceResult(t *testing.T, c Case, script, elementBin string) Result {
 	cmd := exec.Command("unshare", "-m", "--propagation", "private", "bash", "-c", setup.String())
 	path := bin + ":" + elementBin + ":/usr/bin:/bin:/usr/sbin:/sbin"
 	cmd.Env = []string{"PATH=" + path, "OS_CONFIG_FILES=" + md, "FAKE_LOG=" + log, "FAKE_DIST=" + c.Dist, "LANG=C.UTF-8"}
-	if b, err := cmd.CombinedOutput(); err != nil {
+	b, err := CombinedOutputWithin(cmd, limit)
+	if errors.Is(err, ErrSlow) {
+		t.Logf("the reference took more than %v: not compared", limit)
+		return Result{}, false
+	}
+	if err != nil {
 		t.Fatalf("the reference's run: %v\n%s", err, b)
 	}
 	so, _ := os.ReadFile(filepath.Join(out, "stdout"))
@@ -234,7 +258,36 @@ func ReferenceResult(t *testing.T, c Case, script, elementBin string) Result {
 	var status int
 	fmt.Sscanf(string(st), "%d", &status)
 	return Result{Text: dump(t, filepath.Join(out, "root"), log, status), Status: status,
-		Calls: calls(t, root, log), Stdout: string(so), Stderr: string(se)}
+		Calls: calls(t, root, log), Files: snapshot(filepath.Join(out, "root")), Stdout: string(so), Stderr: string(se)}, true
+}
+
+// ErrSlow is CombinedOutputWithin's error when the command took longer
+// than its limit.
+var ErrSlow = errors.New("the reference took too long")
+
+// CombinedOutputWithin is cmd.CombinedOutput, but past limit (when not
+// 0) the command's whole process group is killed and waited for, and
+// the error is ErrSlow.
+func CombinedOutputWithin(cmd *exec.Cmd, limit time.Duration) ([]byte, error) {
+	if limit == 0 {
+		return cmd.CombinedOutput()
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.Bytes(), err
+	case <-time.After(limit):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return out.Bytes(), ErrSlow
+	}
 }
 
 // calls are the commands the fakes recorded, root taken out.
@@ -269,17 +322,34 @@ func dump(t *testing.T, root, log string, status int) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "failed: %v\ncommands:\n", status != 0)
-	calls, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.SplitAfter(string(calls), "\n") {
-		if l != "" && l != "sysctl -a\n" {
-			b.WriteString("  " + strings.ReplaceAll(l, root, ""))
+	for _, l := range calls(t, root, log) {
+		if l != "sysctl -a" {
+			b.WriteString("  " + l + "\n")
 		}
 	}
 	b.WriteString("files:\n")
-	var lines []string
+	files := snapshot(root)
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "  %s %04o %q\n", p, files[p].Mode, files[p].Data)
+	}
+	return b.String()
+}
+
+// A File is one file the result lists.
+type File struct {
+	Mode fs.FileMode
+	Data string
+}
+
+// snapshot is every file under the watched paths of root, by its path
+// under root.
+func snapshot(root string) map[string]File {
+	files := map[string]File{}
 	for _, w := range Watched {
 		filepath.WalkDir(filepath.Join(root, w), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -293,14 +363,11 @@ func dump(t *testing.T, root, log string, status int) string {
 			if err != nil {
 				return err
 			}
-			rel := strings.TrimPrefix(p, root)
-			lines = append(lines, fmt.Sprintf("  %s %04o %q\n", rel, info.Mode().Perm(), data))
+			files[strings.TrimPrefix(p, root)] = File{Mode: info.Mode().Perm(), Data: string(data)}
 			return nil
 		})
 	}
-	sort.Strings(lines)
-	b.WriteString(strings.Join(lines, ""))
-	return b.String()
+	return files
 }
 
 // Golden compares got with testdata/golden/<name><suffix>.txt, or
@@ -330,7 +397,7 @@ func Golden(t *testing.T, name, suffix, got string, ours bool) {
 // Reference finds rel (an element's file) in the checkouts that
 // TRIPLEO_IMAGE_ELEMENTS names (colon separated: sysctl is gone from
 // the newest), or skips the test.
-func Reference(t *testing.T, rel string) string {
+func Reference(t testing.TB, rel string) string {
 	t.Helper()
 	v := os.Getenv("TRIPLEO_IMAGE_ELEMENTS")
 	if v == "" {
@@ -355,4 +422,14 @@ func Suffix(c Case) string {
 		return ".ours"
 	}
 	return ""
+}
+
+// InMemory puts the scratch roots of the test (and of each input of a
+// fuzz target) on /dev/shm, a tmpfs, when the machine has one: a step
+// syncs every file it writes, and on a disk the syncs cost more than the
+// rest of a run (three times the whole run on the CI machine).
+func InMemory(tb interface{ Setenv(key, value string) }) {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
+		tb.Setenv("TMPDIR", "/dev/shm")
+	}
 }
