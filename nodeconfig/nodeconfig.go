@@ -144,19 +144,18 @@ func (e Env) Lookup(key string) (v jsondoc.Value, found bool, err error) {
 // WriteFile replaces path with data in one rename, the file's mode perm,
 // and syncs the directory: the file is the old one or the new one, never
 // a part, even across a power cut. The owner of the file it replaces is
-// kept (the steps run as root).
+// kept (the steps run as root), set with the mode on the staged file
+// before the rename: the file never has another owner, not for an
+// instant.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	var uid, gid = -1, -1
+	uid, gid := -1, -1
 	if st, err := os.Stat(path); err == nil {
-		uid, gid = ownerOf(st)
-	}
-	if err := durable.WriteFileMode(path, data, perm); err != nil {
-		return err
-	}
-	if uid >= 0 && (uid != os.Geteuid() || gid != os.Getegid()) {
-		if err := os.Lchown(path, uid, gid); err != nil {
-			return err
+		if u, g := ownerOf(st); u >= 0 && (u != os.Geteuid() || g != os.Getegid()) {
+			uid, gid = u, g
 		}
+	}
+	if err := durable.WriteFileOwned(path, data, perm, uid, gid); err != nil {
+		return err
 	}
 	d, err := os.Open(filepath.Dir(path))
 	if err != nil {

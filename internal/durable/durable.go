@@ -41,7 +41,7 @@ func CreateFile(path string, data []byte) error {
 // CreateFileFrom is CreateFile for content that fill writes, never held
 // whole here.
 func CreateFileFrom(path string, fill func(io.Writer) error) error {
-	tmp, err := stageFrom(path, fill)
+	tmp, err := stageFrom(path, fill, nil)
 	if err != nil {
 		return err
 	}
@@ -52,13 +52,20 @@ func CreateFileFrom(path string, fill func(io.Writer) error) error {
 // stage writes data to a new file beside path, named as StagedFor
 // reads, synced; it returns the file's name.
 func stage(path string, data []byte) (string, error) {
-	return stageFrom(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return stageFrom(path, writeAll(data), nil)
 }
 
-func stageFrom(path string, fill func(io.Writer) error) (string, error) {
+func writeAll(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+// stageFrom is stage for content that fill writes; attrs, when not nil,
+// sets the staged file's owner and mode before the sync, so that they
+// are durable with the bytes.
+func stageFrom(path string, fill func(io.Writer) error, attrs func(*os.File) error) (string, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".") // 0600
 	if err != nil {
 		return "", err
@@ -67,6 +74,13 @@ func stageFrom(path string, fill func(io.Writer) error) (string, error) {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return "", err
+	}
+	if attrs != nil {
+		if err := attrs(tmp); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return "", err
+		}
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()

@@ -162,8 +162,8 @@ func checkGateway(t *testing.T, script string, in gatewayInput) {
 		old = in.file
 	}
 	want := fmt.Sprintf("  %s 0644 %q\n", File, sedOrAppend(old, dev))
-	if !strings.HasSuffix(r.Dump, "files:\n"+want) {
-		t.Fatalf("%s: on %q:\n%s\nwant the file\n%s", md, old, r.Dump, want)
+	if !strings.HasSuffix(r.Text, "files:\n"+want) {
+		t.Fatalf("%s: on %q:\n%s\nwant the file\n%s", md, old, r.Text, want)
 	}
 	if script == "" {
 		return
@@ -174,8 +174,8 @@ func checkGateway(t *testing.T, script string, in gatewayInput) {
 	if !utf8.ValidString(old) {
 		return // GNU sed's "." matches no byte of an invalid sequence in a UTF-8 locale
 	}
-	if ref := nodeconfigtest.RunReference(t, c, script, ""); ref != r.Dump {
-		t.Fatalf("%s on %q:\n--- reference\n%s--- ours\n%s", md, old, ref, r.Dump)
+	if ref := nodeconfigtest.RunReference(t, c, script, ""); ref != r.Text {
+		t.Fatalf("%s on %q:\n--- reference\n%s--- ours\n%s", md, old, ref, r.Text)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
+	"github.com/tripleo-go/agent/nodeconfig"
 )
 
 // Name is the program's name, in its messages.
@@ -51,10 +52,13 @@ func ProcessEnv() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ
 // Run writes the data files. It takes no argument.
 func Run(_ context.Context, _ []string, env Env) error {
 	root := environ.Get(env.Environ, RootVar)
-	files, err := plan(env.Environ, root)
+	files, warnings, err := plan(env.Environ, root)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", Name, err)
 		return exitcode.With(exitcode.Failure, err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stderr, "%s: WARNING: %s\n", Name, w)
 	}
 	if err := write(root+DataDir, files); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", Name, err)
@@ -69,29 +73,38 @@ type file struct {
 	data []byte
 }
 
-// plan reads the metadata and makes every file, or fails naming the key.
-func plan(env []string, root string) ([]file, error) {
+// plan reads the metadata and makes every file, or fails naming the key;
+// warnings name the oac_data keys the metadata lacks.
+func plan(env []string, root string) (files []file, warnings []string, err error) {
 	paths, err := metadata.Files(func(k string) (string, bool) { return environ.Lookup(env, k) }, root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, err := metadata.Read(paths)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	// hiera itself: the reference's lookup of hiera.datafiles found
+	// nothing in a string, a number or a list, and did nothing; that is
+	// a mistake to refuse ("hiera": "yes"), as everything below it.
+	if v, ok := metadata.Lookup(cfg, "hiera"); ok && !isEmptyString(v) {
+		if _, ok := v.(*jsondoc.Object); !ok {
+			return nil, nil, fmt.Errorf("hiera is %s, not an object", kind(v))
+		}
 	}
 	v, ok := metadata.Lookup(cfg, "hiera.datafiles")
 	if !ok || isEmptyString(v) {
-		return nil, nil // the reference's jq reads no key of an empty value
+		return nil, nil, nil // the reference's jq reads no key of an empty value
 	}
 	datafiles, ok := v.(*jsondoc.Object)
 	if !ok {
-		return nil, fmt.Errorf("hiera.datafiles is %s, not an object", kind(v))
+		return nil, nil, fmt.Errorf("hiera.datafiles is %s, not an object", kind(v))
 	}
 	var out []file
 	for _, name := range sortedKeys(datafiles) {
-		key := "hiera.datafiles." + name
+		key := "hiera.datafiles." + nodeconfig.KeyText(name)
 		if bad := badName(name); bad != "" {
-			return nil, fmt.Errorf("%s: the name %s", key, bad)
+			return nil, nil, fmt.Errorf("%s: the name %s", key, bad)
 		}
 		entry, _ := datafiles.Get(name)
 		if entry == nil {
@@ -99,55 +112,62 @@ func plan(env []string, root string) ([]file, error) {
 		}
 		obj, ok := entry.(*jsondoc.Object)
 		if !ok {
-			return nil, fmt.Errorf("%s is %s, not an object", key, kind(entry))
+			return nil, nil, fmt.Errorf("%s is %s, not an object", key, kind(entry))
 		}
-		data, err := dataFile(cfg, key, obj)
+		data, missing, err := dataFile(cfg, key, obj)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		warnings = append(warnings, missing...)
 		out = append(out, file{name: name + ".yaml", data: data})
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
-// dataFile is the bytes of one data file.
-func dataFile(cfg *jsondoc.Object, key string, entry *jsondoc.Object) ([]byte, error) {
+// dataFile is the bytes of one data file; missing are warnings, one for
+// each oac_data key that names no value of the metadata (written empty,
+// as the reference wrote it, without a word).
+func dataFile(cfg *jsondoc.Object, key string, entry *jsondoc.Object) (data []byte, missing []string, err error) {
 	var b strings.Builder
 	raw, _ := entry.Get("raw_data")
-	text, stop := echoE(substituted(metadata.Raw(raw)))
+	text, stop := echoEArg(substituted(metadata.Raw(raw)))
 	b.WriteString(text)
 	if !stop {
 		b.WriteByte('\n')
 	}
 	mapped, err := section(entry, key, "mapped_data")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, k := range sortedKeys(mapped) {
 		v, _ := mapped.Get(k)
-		if err := checkValue(v, key+".mapped_data."+k); err != nil {
-			return nil, err
+		if err := checkValue(v, key+".mapped_data."+nodeconfig.KeyText(k)); err != nil {
+			return nil, nil, err
 		}
 		b.WriteString(k + ": " + mappedValue(v) + "\n")
 	}
 	oac, err := section(entry, key, "oac_data")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, k := range sortedKeys(oac) {
 		v, _ := oac.Get(k)
 		name, ok := v.(string)
 		if !ok {
-			return nil, fmt.Errorf("%s.oac_data.%s is %s, not the name of a key", key, k, kind(v))
+			return nil, nil, fmt.Errorf("%s.oac_data.%s is %s, not the name of a key", key, nodeconfig.KeyText(k), kind(v))
 		}
-		found, _ := metadata.Lookup(cfg, name)
+		found, ok := metadata.Lookup(cfg, name)
+		if !ok {
+			missing = append(missing, fmt.Sprintf("%s.oac_data.%s: no value for %s in the metadata (missing or null); written empty",
+				key, nodeconfig.KeyText(k), nodeconfig.KeyText(name)))
+		}
 		val := substituted(metadata.Raw(found))
 		if s, _ := echoE(val); lines(s) > 1 {
 			val = "'" + val + "'"
 		}
 		b.WriteString(k + ": " + val + "\n")
 	}
-	return []byte(b.String()), nil
+	return []byte(b.String()), missing, nil
 }
 
 // section is the entry's mapping under name; absent, null or "" is none.
@@ -243,8 +263,9 @@ func kind(v jsondoc.Value) string {
 }
 
 // write creates the directory as `umask 077; mkdir -p` does and replaces
-// each file whole. A file keeps its mode, as a shell redirection keeps
-// it; a new one gets 0666 less the umask.
+// each file whole. A file keeps its mode and owner, as a shell
+// redirection keeps them (set on the staged file, before the rename); a
+// new one gets 0666 less the umask.
 func write(dir string, files []file) error {
 	if err := mkdirPrivate(dir); err != nil {
 		return err
@@ -254,10 +275,14 @@ func write(dir string, files []file) error {
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		mode := os.FileMode(0o666 &^ mask)
+		uid, gid := -1, -1
 		if fi, err := os.Stat(path); err == nil {
 			mode = fi.Mode().Perm()
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+				uid, gid = int(st.Uid), int(st.Gid)
+			}
 		}
-		if err := durable.WriteFileMode(path, f.data, mode); err != nil {
+		if err := durable.WriteFileOwned(path, f.data, mode, uid, gid); err != nil {
 			return err
 		}
 	}

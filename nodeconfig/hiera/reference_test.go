@@ -13,8 +13,8 @@ import (
 // cbc5be9^ (the commit before the element's removal), and compares what
 // it left in /etc/puppet with ours. It needs root (a private mount
 // namespace), Debian's python3-os-apply-config and jq. With
-// UPDATE_GOLDEN=1 it records the reference's trees as expected/, and our
-// error lines for the bad-* cases.
+// UPDATE_GOLDEN=1 it records the reference's trees as expected/, our
+// warnings beside them, and our error lines for the bad-* cases.
 func TestReference(t *testing.T) {
 	ref := os.Getenv("TRIPLEO_PUPPET_ELEMENTS")
 	if ref == "" {
@@ -61,6 +61,9 @@ func TestReference(t *testing.T) {
 				os.WriteFile(filepath.Join(exp, "tree.txt"), []byte(list), 0o644)
 				if b, err := exec.Command("cp", "-r", filepath.Join(out, "puppet"), exp).CombinedOutput(); err != nil {
 					t.Fatalf("cp: %v %s", err, b)
+				}
+				if r.stderr != "" {
+					os.WriteFile(filepath.Join(exp, "stderr"), []byte(r.stderr), 0o644)
 				}
 			}
 			compareTrees(t, "ours vs reference", filepath.Join(root, "etc/puppet"), filepath.Join(out, "puppet"))

@@ -1,12 +1,12 @@
 package hiera
 
 import (
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
+	"github.com/tripleo-go/agent/nodeconfig"
 )
 
 // What the reference's bash and jq do to a value on its way into a data
@@ -27,6 +27,17 @@ func lines(s string) int {
 		n++
 	}
 	return n
+}
+
+// echoEArg is what bash's `echo -e "$s"` prints, without the newline it
+// adds; stop tells that there is no newline. A word of options only
+// (-n, -e, -E, -neE...) is taken as options: nothing is printed, and no
+// newline either when -n is among them.
+func echoEArg(s string) (out string, stop bool) {
+	if len(s) > 1 && s[0] == '-' && strings.Trim(s[1:], "neE") == "" {
+		return "", strings.Contains(s, "n")
+	}
+	return echoE(s)
 }
 
 // echoE is what bash's `echo -e` prints of s, without the newline it
@@ -135,7 +146,7 @@ func writeJQ(b *strings.Builder, v jsondoc.Value, depth int) {
 		if !x.IsFloat {
 			f, _ = strconv.ParseFloat(x.Text, 64) // ±Inf beyond a double, as jq
 		}
-		b.WriteString(jqNumber(f))
+		b.WriteString(nodeconfig.JQNumber(f))
 	case []jsondoc.Value:
 		if len(x) == 0 {
 			b.WriteString("[]")
@@ -207,48 +218,4 @@ func writeJQString(b *strings.Builder, s string) {
 func hex4(v int) string {
 	s := strconv.FormatInt(int64(v), 16)
 	return strings.Repeat("0", 4-len(s)) + s
-}
-
-// jqNumber prints a double as jq 1.6 does: the shortest digits that
-// read back, positional unless the point is 4 or more places left of
-// them or more than 15 places right of their end; infinities as the
-// largest double.
-func jqNumber(f float64) string {
-	if math.IsInf(f, 0) {
-		f = math.Copysign(math.MaxFloat64, f)
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	mant, expStr, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(expStr)
-	ds := strings.Replace(mant, ".", "", 1)
-	decpt := exp + 1
-	switch {
-	case f == 0:
-		return sign + "0"
-	case decpt <= -4 || decpt > len(ds)+15:
-		out := ds[:1]
-		if len(ds) > 1 {
-			out += "." + ds[1:]
-		}
-		e := decpt - 1
-		esign := "+"
-		if e < 0 {
-			esign, e = "-", -e
-		}
-		es := strconv.Itoa(e)
-		if len(es) < 2 {
-			es = "0" + es
-		}
-		return sign + out + "e" + esign + es
-	case decpt <= 0:
-		return sign + "0." + strings.Repeat("0", -decpt) + ds
-	case decpt >= len(ds):
-		return sign + ds + strings.Repeat("0", decpt-len(ds))
-	default:
-		return sign + ds[:decpt] + "." + ds[decpt:]
-	}
 }

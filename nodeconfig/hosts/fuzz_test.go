@@ -129,14 +129,14 @@ func checkHosts(t *testing.T, script string, in hostsInput) {
 	if in.template != "" {
 		want = append([]string{fmt.Sprintf("  %s 0644 %q\n", debian, withSection(in.template, entries))}, want...)
 	}
-	if !strings.HasSuffix(r.Dump, "files:\n"+strings.Join(want, "")) {
-		t.Fatalf("%s on %q:\n%s\nwant the files\n%s", md, in.hosts, r.Dump, strings.Join(want, ""))
+	if !strings.HasSuffix(r.Text, "files:\n"+strings.Join(want, "")) {
+		t.Fatalf("%s on %q:\n%s\nwant the files\n%s", md, in.hosts, r.Text, strings.Join(want, ""))
 	}
 	if script == "" || echoOption.MatchString(entries) {
 		return // the reference's echo "$entries" took "-n" for an option (docs/compat.md)
 	}
-	if ref := nodeconfigtest.RunReference(t, c, script, ""); ref != r.Dump {
-		t.Fatalf("%s on %q:\n--- reference\n%s--- ours\n%s", md, in.hosts, ref, r.Dump)
+	if ref := nodeconfigtest.RunReference(t, c, script, ""); ref != r.Text {
+		t.Fatalf("%s on %q:\n--- reference\n%s--- ours\n%s", md, in.hosts, ref, r.Text)
 	}
 }
 

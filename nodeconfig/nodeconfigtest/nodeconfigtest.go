@@ -9,6 +9,7 @@ package nodeconfigtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -17,7 +18,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/nodeconfig"
@@ -44,6 +47,11 @@ type Case struct {
 	Dirs []string
 	// Dist is what the fake lsb_release -is prints ("Debian" if empty).
 	Dist string
+	// JQ15 runs the reference with the jq TripleO's nodes had, 1.5, whose
+	// -r wins over -a (a string is printed raw, UTF-8 as it is): a
+	// wrapper of Debian's jq 1.6 that drops -a when -r is given (jq 1.6
+	// prints a `jq -r -a` string as quoted JSON, jq issue 1587).
+	JQ15 bool
 }
 
 // Watched are the paths whose files the result lists.
@@ -57,7 +65,8 @@ var fakes = map[string]string{
 	"sysctl": `if [ "$1" = -a ]; then
   echo "sysctl -a" >>"$FAKE_LOG"
   printf '%s\n' 'kernel.pid_max = 32768' 'net.core.somaxconn = 4096' 'net.ipv4.ip_forward = 0' \
-    'net.ipv4.ip_local_reserved_ports = ' 'net.ipv4.tcp_rmem = 4096	131072	6291456' 'vm.swappiness = 60'
+    'net.ipv4.ip_local_reserved_ports = ' 'net.ipv4.tcp_rmem = 4096	131072	6291456' 'vm.swappiness = 60' \
+    'kernel.domainname = (none)'
   exit 0
 fi
 echo "sysctl $*" >>"$FAKE_LOG"
@@ -71,6 +80,17 @@ done
 	"ifup":        `echo "ifup $*" >>"$FAKE_LOG"` + "\n",
 	"lsb_release": `echo "lsb_release $*" >>"$FAKE_LOG"; echo "${FAKE_DIST:-Debian}"` + "\n",
 }
+
+// jq15 is the JQ15 wrapper, put first on PATH as jq.
+const jq15 = `raw=0
+for a; do [ "$a" = -r ] && raw=1; done
+for a; do
+  shift
+  if [ "$raw" = 1 ] && [ "$a" = -a ]; then continue; fi
+  set -- "$@" "$a"
+done
+exec /usr/bin/jq "$@"
+`
 
 // A Step is our program's entry point.
 type Step func(ctx context.Context, args []string, env nodeconfig.Env) error
@@ -89,6 +109,11 @@ func scratch(t *testing.T, c Case) (root, bin, log, md string) {
 	}
 	for name, body := range fakes {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.JQ15 {
+		if err := os.WriteFile(filepath.Join(bin, "jq"), []byte("#!/bin/sh\n"+jq15), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,33 +149,35 @@ func scratch(t *testing.T, c Case) (root, bin, log, md string) {
 	return root, bin, log, md
 }
 
+// A Result is what a run left.
+type Result struct {
+	// Text is the result's text (dump), what the golden files hold.
+	Text string
+	// Status is the exit status, Err ours' error (nil for the reference).
+	Status int
+	Err    error
+	// Calls are the commands run, one a line, `sysctl -a` included, the
+	// root taken out of their arguments; Commands is the same as one text.
+	Calls    []string
+	Commands string
+	// Files are the files under the watched paths afterwards, by path.
+	Files map[string]File
+	// Stdout and Stderr are the run's output.
+	Stdout, Stderr string
+	// Before and After are the Trees of the root around our run (the
+	// root frozen first): equal when the step changed nothing there.
+	Before, After string
+}
+
 // RunOurs runs step on the case and returns the result's text.
 func RunOurs(t *testing.T, c Case, step Step) string {
 	t.Helper()
-	r := Run(t, c, step)
-	t.Logf("stdout:\n%sstderr:\n%s", r.Stdout, r.Stderr)
-	if r.Err != nil && strings.Count(r.Stderr, ": ERROR: ") != 1 {
-		t.Errorf("a failure is one error line of the step on stderr, got %q", r.Stderr)
-	}
-	return r.Dump
-}
-
-// Result is what our step did on a case.
-type Result struct {
-	// Dump is the result's text, as RunOurs gives it.
-	Dump           string
-	Stdout, Stderr string
-	Err            error
-	// Before and After are the Trees of the root around the run (the
-	// root frozen first): equal when the step changed nothing there.
-	Before, After string
-	// Commands are the commands run, one a line, as in Dump.
-	Commands string
+	return Run(t, c, step).Text
 }
 
 // Run runs step on the case, in process on a scratch root with the
-// recording fakes (TMPDIR is a scratch directory too), and returns what
-// it did.
+// recording fakes on PATH (TMPDIR is a scratch directory too), and
+// returns what it did. A failure must be one error line of the step.
 func Run(t *testing.T, c Case, step Step) Result {
 	t.Helper()
 	root, bin, log, md := scratch(t, c)
@@ -169,13 +196,27 @@ func Run(t *testing.T, c Case, step Step) Result {
 	r.Err = step(context.Background(), c.Args, env)
 	r.After = Tree(t, root)
 	r.Stdout, r.Stderr = stdout.String(), stderr.String()
-	r.Dump = dump(t, root, log, exitcode.Of(r.Err))
-	calls, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
+	t.Logf("stdout:\n%sstderr:\n%s", r.Stdout, r.Stderr)
+	if r.Err != nil && strings.Count(r.Stderr, ": ERROR: ") != 1 {
+		t.Errorf("a failure is one error line of the step on stderr, got %q", r.Stderr)
 	}
-	r.Commands = strings.ReplaceAll(string(calls), root, "")
+	r.Status = exitcode.Of(r.Err)
+	r.Text = dump(t, root, log, r.Status)
+	r.Calls = calls(t, root, log)
+	if len(r.Calls) > 0 {
+		r.Commands = strings.Join(r.Calls, "\n") + "\n"
+	}
+	r.Files = snapshot(root)
 	return r
+}
+
+// Refused is the result's text of a run that refused the case: failed,
+// nothing run (but `sysctl -a`, which the text leaves out), every file
+// as it was.
+func Refused(t *testing.T, c Case) string {
+	t.Helper()
+	root, _, log, _ := scratch(t, c)
+	return dump(t, root, log, 1)
 }
 
 // RunReference runs the reference's script (a path in the checkout) on
@@ -184,6 +225,26 @@ func Run(t *testing.T, c Case, step Step) Result {
 // PATH (the sysctl element's helpers), after the fakes and before
 // Debian's os-apply-config and jq.
 func RunReference(t *testing.T, c Case, script, elementBin string) string {
+	t.Helper()
+	return ReferenceResult(t, c, script, elementBin).Text
+}
+
+// ReferenceResult is RunReference's whole result.
+func ReferenceResult(t *testing.T, c Case, script, elementBin string) Result {
+	t.Helper()
+	r, _ := ReferenceWithin(t, c, script, elementBin, 0)
+	return r
+}
+
+// FuzzLimit bounds a reference's run on a fuzz target's input: go test
+// -fuzz gives an input 10 s in all (a worker panics past them), ours
+// and the reference together.
+const FuzzLimit = 7 * time.Second
+
+// ReferenceWithin is ReferenceResult with a deadline (none when limit is
+// 0): ok is false when the run took longer and was killed, whole, as
+// difftest does with a slow reference; the input is then not compared.
+func ReferenceWithin(t *testing.T, c Case, script, elementBin string, limit time.Duration) (r Result, ok bool) {
 	t.Helper()
 	root, bin, log, md := scratch(t, c)
 	out, work := t.TempDir(), t.TempDir()
@@ -201,7 +262,12 @@ func RunReference(t *testing.T, c Case, script, elementBin string) string {
 	cmd := exec.Command("unshare", "-m", "--propagation", "private", "bash", "-c", setup.String())
 	path := bin + ":" + elementBin + ":/usr/bin:/bin:/usr/sbin:/sbin"
 	cmd.Env = []string{"PATH=" + path, "OS_CONFIG_FILES=" + md, "FAKE_LOG=" + log, "FAKE_DIST=" + c.Dist, "LANG=C.UTF-8"}
-	if b, err := cmd.CombinedOutput(); err != nil {
+	b, err := CombinedOutputWithin(cmd, limit)
+	if errors.Is(err, ErrSlow) {
+		t.Logf("the reference took more than %v: not compared", limit)
+		return Result{}, false
+	}
+	if err != nil {
 		t.Fatalf("the reference's run: %v\n%s", err, b)
 	}
 	so, _ := os.ReadFile(filepath.Join(out, "stdout"))
@@ -210,7 +276,53 @@ func RunReference(t *testing.T, c Case, script, elementBin string) string {
 	st, _ := os.ReadFile(filepath.Join(out, "status"))
 	var status int
 	fmt.Sscanf(string(st), "%d", &status)
-	return dump(t, filepath.Join(out, "root"), log, status)
+	return Result{Text: dump(t, filepath.Join(out, "root"), log, status), Status: status,
+		Calls: calls(t, root, log), Files: snapshot(filepath.Join(out, "root")), Stdout: string(so), Stderr: string(se)}, true
+}
+
+// ErrSlow is CombinedOutputWithin's error when the command took longer
+// than its limit.
+var ErrSlow = errors.New("the reference took too long")
+
+// CombinedOutputWithin is cmd.CombinedOutput, but past limit (when not
+// 0) the command's whole process group is killed and waited for, and
+// the error is ErrSlow.
+func CombinedOutputWithin(cmd *exec.Cmd, limit time.Duration) ([]byte, error) {
+	if limit == 0 {
+		return cmd.CombinedOutput()
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.Bytes(), err
+	case <-time.After(limit):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return out.Bytes(), ErrSlow
+	}
+}
+
+// calls are the commands the fakes recorded, root taken out.
+func calls(t *testing.T, root, log string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if l != "" {
+			out = append(out, strings.ReplaceAll(l, root, ""))
+		}
+	}
+	return out
 }
 
 func shellWords(args []string) string {
@@ -229,17 +341,34 @@ func dump(t *testing.T, root, log string, status int) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "failed: %v\ncommands:\n", status != 0)
-	calls, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.SplitAfter(string(calls), "\n") {
-		if l != "" && l != "sysctl -a\n" {
-			b.WriteString("  " + strings.ReplaceAll(l, root, ""))
+	for _, l := range calls(t, root, log) {
+		if l != "sysctl -a" {
+			b.WriteString("  " + l + "\n")
 		}
 	}
 	b.WriteString("files:\n")
-	var lines []string
+	files := snapshot(root)
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "  %s %04o %q\n", p, files[p].Mode, files[p].Data)
+	}
+	return b.String()
+}
+
+// A File is one file the result lists.
+type File struct {
+	Mode fs.FileMode
+	Data string
+}
+
+// snapshot is every file under the watched paths of root, by its path
+// under root.
+func snapshot(root string) map[string]File {
+	files := map[string]File{}
 	for _, w := range Watched {
 		filepath.WalkDir(filepath.Join(root, w), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -253,14 +382,11 @@ func dump(t *testing.T, root, log string, status int) string {
 			if err != nil {
 				return err
 			}
-			rel := strings.TrimPrefix(p, root)
-			lines = append(lines, fmt.Sprintf("  %s %04o %q\n", rel, info.Mode().Perm(), data))
+			files[strings.TrimPrefix(p, root)] = File{Mode: info.Mode().Perm(), Data: string(data)}
 			return nil
 		})
 	}
-	sort.Strings(lines)
-	b.WriteString(strings.Join(lines, ""))
-	return b.String()
+	return files
 }
 
 // Golden compares got with testdata/golden/<name><suffix>.txt, or
@@ -315,4 +441,14 @@ func Suffix(c Case) string {
 		return ".ours"
 	}
 	return ""
+}
+
+// InMemory puts the scratch roots of the test (and of each input of a
+// fuzz target) on /dev/shm, a tmpfs, when the machine has one: a step
+// syncs every file it writes, and on a disk the syncs cost more than the
+// rest of a run (three times the whole run on the CI machine).
+func InMemory(tb interface{ Setenv(key, value string) }) {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
+		tb.Setenv("TMPDIR", "/dev/shm")
+	}
 }

@@ -28,7 +28,7 @@ func RunAppend(_ context.Context, args []string, env nodeconfig.Env) error {
 		return exitcode.With(exitcode.Failure, nil)
 	}
 	fail := func(err error) error {
-		log.Error(fmt.Sprintf("%s: %v", name, err))
+		log.Error(fmt.Sprintf("%s: %v", nodeconfig.KeyText(name), err))
 		return exitcode.With(exitcode.Failure, err)
 	}
 	if err := checkName(name); err != nil {

@@ -2,11 +2,10 @@ package sysctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
@@ -24,9 +23,11 @@ const ApplyName = "10-sysctl-apply-config"
 // sets one. Unlike the reference, which stopped at the first parameter
 // it could not set after setting those before it, every parameter is
 // checked before any is written: bad metadata (not an object, a value
-// that is not a string or a number, a name the kernel does not have, a
-// file that sets another value) is one error line naming the key, and
-// nothing changes.
+// that is not a string or a finite number, a name or a value that its
+// file could not hold, a name the kernel does not have, a file that sets
+// another value) is one error line naming the key, and nothing changes.
+// What the metadata alone shows bad is refused before any command runs,
+// `sysctl -a` included.
 func RunApply(ctx context.Context, _ []string, env nodeconfig.Env) error {
 	log := env.Logger(ApplyName)
 	fail := func(err error) error {
@@ -48,7 +49,7 @@ func RunApply(ctx context.Context, _ []string, env nodeconfig.Env) error {
 	for _, s := range settings {
 		pending, err := s.check(env, kernel)
 		if err != nil {
-			return fail(fmt.Errorf("%s.%s: %v", Key, s.name, err))
+			return fail(fmt.Errorf("%s: %v", keyOf(s.name), err))
 		}
 		if pending {
 			todo = append(todo, s)
@@ -56,15 +57,16 @@ func RunApply(ctx context.Context, _ []string, env nodeconfig.Env) error {
 	}
 	for _, s := range todo {
 		if err := s.apply(ctx, env); err != nil {
-			return fail(fmt.Errorf("%s.%s: %v", Key, s.name, err))
+			return fail(fmt.Errorf("%s: %v", keyOf(s.name), err))
 		}
 	}
 	return nil
 }
 
-// fromMetadata reads the settings, sorted by name (jq's keys order). A
-// missing or null key, or an empty string (what the reference's
-// --key-default ” printed), is no setting.
+// fromMetadata reads the settings, sorted by name (jq's keys order), and
+// refuses one whose name or value its file could not hold. A missing or
+// null key, or an empty string (what the reference's --key-default ”
+// printed), is no setting.
 func fromMetadata(env nodeconfig.Env) ([]setting, error) {
 	v, found, err := env.Lookup(Key)
 	if err != nil {
@@ -80,9 +82,15 @@ func fromMetadata(env nodeconfig.Env) ([]setting, error) {
 	out := make([]setting, 0, obj.Len())
 	for i := 0; i < obj.Len(); i++ {
 		name, val := obj.At(i)
-		text, ok := valueText(val)
-		if !ok {
-			return nil, fmt.Errorf("%s.%s: the value is not a string or a number", Key, name)
+		text, err := valueText(val)
+		if err == nil {
+			err = checkName(name)
+		}
+		if err == nil {
+			err = checkValue(text)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", keyOf(name), err)
 		}
 		out = append(out, setting{name: name, value: text, comment: DefaultComment})
 	}
@@ -90,40 +98,28 @@ func fromMetadata(env nodeconfig.Env) ([]setting, error) {
 	return out, nil
 }
 
-// valueText is the value as the reference's `jq -r -a` printed it: a
-// string raw with its non-ASCII characters as \uXXXX escapes, a number
-// in decimal. Integers keep all their digits (jq 1.6 rounded those past
-// 2^53 to a double).
-func valueText(v jsondoc.Value) (string, bool) {
+// keyOf is the metadata key of a parameter, for a message.
+func keyOf(name string) string { return Key + "." + nodeconfig.KeyText(name) }
+
+// valueText is the value as the reference's `jq -r -a` printed it with
+// jq 1.5, which TripleO's nodes had: a string as it is (jq 1.5's -r
+// wins over -a: its UTF-8 raw), a number as jq prints a double (1e+16,
+// 65536 for 65536.0). Integers keep all their digits (jq rounded those
+// past 2^53 to a double). A number that is not finite (Python's NaN and
+// Infinity, or past a double) is refused: jq printed null or the
+// largest double, which no kernel parameter takes.
+func valueText(v jsondoc.Value) (string, error) {
 	switch x := v.(type) {
 	case string:
-		return asciiEscape(x), true
+		return x, nil
 	case jsondoc.Number:
 		if !x.IsFloat {
-			return x.Text, true
+			return x.Text, nil
 		}
-		if x.Float == math.Trunc(x.Float) && math.Abs(x.Float) < 1e17 {
-			return strconv.FormatFloat(x.Float, 'f', -1, 64), true
+		if math.IsNaN(x.Float) || math.IsInf(x.Float, 0) {
+			return "", fmt.Errorf("the value %s is not a finite number", x.Text)
 		}
-		return x.Text, true
+		return nodeconfig.JQNumber(x.Float), nil
 	}
-	return "", false
-}
-
-// asciiEscape writes each non-ASCII character as jq -a does: \uXXXX,
-// a surrogate pair past U+FFFF.
-func asciiEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x80:
-			b.WriteRune(r)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, "\\u%04x\\u%04x", 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		}
-	}
-	return b.String()
+	return "", errors.New("the value is not a string or a number")
 }

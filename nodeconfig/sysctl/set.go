@@ -38,14 +38,9 @@ func known(ctx context.Context, env nodeconfig.Env) (map[string]bool, error) {
 
 // check refuses a setting the kernel does not have, or one its file
 // already sets to another value; pending is false when the file already
-// sets this value (nothing to do, as the reference).
+// sets this value (nothing to do, as the reference). Its name and value
+// were checked before (checkName, checkValue), before any command ran.
 func (s setting) check(env nodeconfig.Env, kernel map[string]bool) (pending bool, err error) {
-	if err := checkName(s.name); err != nil {
-		return false, err
-	}
-	if err := checkValue(s.value); err != nil {
-		return false, err
-	}
 	text, exists, err := current(env, s.name)
 	if err != nil {
 		return false, err
@@ -92,11 +87,13 @@ func RunSet(ctx context.Context, args []string, env nodeconfig.Env) error {
 		return exitcode.With(exitcode.Failure, nil)
 	}
 	fail := func(err error) error {
-		log.Error(fmt.Sprintf("%s: %v", s.name, err))
+		log.Error(fmt.Sprintf("%s: %v", nodeconfig.KeyText(s.name), err))
 		return exitcode.With(exitcode.Failure, err)
 	}
-	if err := checkName(s.name); err != nil {
-		return fail(err)
+	for _, err := range []error{checkName(s.name), checkValue(s.value)} {
+		if err != nil {
+			return fail(err)
+		}
 	}
 	// The kernel's list is only needed for a new file.
 	var kernel map[string]bool
@@ -133,7 +130,7 @@ func RunWrite(_ context.Context, args []string, env nodeconfig.Env) error {
 	}
 	for _, err := range []error{checkName(name), checkValue(value)} {
 		if err != nil {
-			log.Error(fmt.Sprintf("%s: %v", name, err))
+			log.Error(fmt.Sprintf("%s: %v", nodeconfig.KeyText(name), err))
 			return exitcode.With(exitcode.Failure, err)
 		}
 	}
