@@ -36,6 +36,7 @@ func build(d *deployment.Deployment) (signal.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Kind, err)
 	}
+	session.Needs = []keystone.Service{{Type: "orchestration", Region: region}}
 	res := &resource{session: session, region: region}
 	for _, in := range []struct {
 		name string

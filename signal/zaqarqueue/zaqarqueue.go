@@ -36,6 +36,7 @@ func build(d *deployment.Deployment) (signal.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Kind, err)
 	}
+	session.Needs = []keystone.Service{{Type: "messaging", Region: region}}
 	return &queue{session: session, region: region, name: name}, nil
 }
 
