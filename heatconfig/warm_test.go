@@ -243,3 +243,21 @@ func TestWarmupReplacesAnEntryWithoutTheRegion(t *testing.T) {
 		t.Errorf("%d signals, %d authentications; want 2, 2 (the warm-ups'); log:\n%s", c.signalled(), c.ks.Authentications(), log)
 	}
 }
+
+// The real heat-config-notify of these tests keeps its default token
+// cache in the test's directory, never in signal.DefaultTokenCache on
+// the host.
+func TestRealNotifyDefaultCacheIsTheTests(t *testing.T) {
+	c := newCloud(t)
+	n := newNode(t)
+	n.realNotify(t, "")
+	n.hook("quick", `printf '{}'`)
+	n.deployments(c.heatDep("x", "quick", "pa55word"))
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := filepath.Glob(filepath.Join(n.calls, "default-tokens", "token-*.json"))
+	if c.signalled() != 1 || len(entries) != 1 {
+		t.Errorf("%d signals, entries %v; want 1 and one entry in the test's directory; log:\n%s", c.signalled(), entries, n.stderr.String())
+	}
+}
