@@ -38,7 +38,11 @@ func playNotify() int {
 		return 99
 	}
 	stamp(filepath.Join(calls, "notify-start"))
-	err := notify.Run(context.Background(), os.Args[1:], notify.ProcessEnv())
+	env := notify.ProcessEnv()
+	// Hands off the host: without the variable, the program's default
+	// (signal.DefaultTokenCache, under /var/cache) is the test's own.
+	env.TokenCache = filepath.Join(calls, "default-tokens")
+	err := notify.Run(context.Background(), os.Args[1:], env)
 	stamp(filepath.Join(calls, "notify-end"))
 	return exitcode.Of(err)
 }
@@ -130,7 +134,8 @@ func signalDep(id, group string, inputs ...string) string {
 }
 
 // realNotify makes n's heat-config-notify the real one, its token cache
-// in cache ("" leaves the variable unset).
+// in cache ("" leaves the variable unset: the cache is then notified/
+// default-tokens, in place of the program's default on the host).
 func (n *node) realNotify(t *testing.T, cache string) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 	"github.com/tripleo-go/agent/signal"
 )
 
@@ -210,5 +211,53 @@ func TestWarmupNeverForSignalsWithoutKeystone(t *testing.T) {
 	}
 	if strings.Contains(n.stderr.String(), "Keystone token") {
 		t.Errorf("log:\n%s", n.stderr.String())
+	}
+}
+
+// A token kept before the cloud gained a region is not what the
+// warm-up leaves for a signal to that region: the warm-up passes over
+// the entry, authenticates, and keeps a token whose catalog has the
+// region, which heat-config-notify then takes without a word. Two runs,
+// as two os-refresh-config passes: one authentication each.
+func TestWarmupReplacesAnEntryWithoutTheRegion(t *testing.T) {
+	c := newCloud(t)
+	n := newNode(t)
+	n.realNotify(t, filepath.Join(n.dir, "tokens"))
+	n.hook("quick", `printf '{}'`)
+	dep := func(id, region string) string {
+		return signalDep(id, "quick", "deploy_signal_transport", "HEAT_SIGNAL", "deploy_auth_url", c.srv.URL+"/identity/v3",
+			"deploy_user_id", "uid", "deploy_password", "pa55word", "deploy_project_id", "pid",
+			"deploy_stack_id", "stk/cccc", "deploy_resource_name", "the_resource", "deploy_region_name", region)
+	}
+	n.deployments(dep("a", "RegionOne"))
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	c.ks.AddEndpoint(keystonetest.Endpoint{Type: "orchestration", Interface: "public", Region: "RegionTwo", URL: c.srv.URL + "/heat/v1/pid"})
+	n.deployments(dep("a", "RegionOne"), dep("b", "RegionTwo"))
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	log := n.stderr.String()
+	if c.signalled() != 2 || c.ks.Authentications() != 2 || strings.Contains(log, "authenticating again") || strings.Contains(log, "pa55word") {
+		t.Errorf("%d signals, %d authentications; want 2, 2 (the warm-ups'); log:\n%s", c.signalled(), c.ks.Authentications(), log)
+	}
+}
+
+// The real heat-config-notify of these tests keeps its default token
+// cache in the test's directory, never in signal.DefaultTokenCache on
+// the host.
+func TestRealNotifyDefaultCacheIsTheTests(t *testing.T) {
+	c := newCloud(t)
+	n := newNode(t)
+	n.realNotify(t, "")
+	n.hook("quick", `printf '{}'`)
+	n.deployments(c.heatDep("x", "quick", "pa55word"))
+	if err := n.run(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := filepath.Glob(filepath.Join(n.calls, "default-tokens", "token-*.json"))
+	if c.signalled() != 1 || len(entries) != 1 {
+		t.Errorf("%d signals, entries %v; want 1 and one entry in the test's directory; log:\n%s", c.signalled(), entries, n.stderr.String())
 	}
 }

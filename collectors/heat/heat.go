@@ -47,7 +47,10 @@ func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Col
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{Session: shared.Keystone(c.Creds, client), StackID: c.StackID, ResourceName: c.ResourceName,
+	session := shared.Keystone(c.Creds, client)
+	// A cached token whose catalog lacks this endpoint is not taken.
+	session.Needs = []keystone.Service{{Type: "orchestration", Region: c.RegionName}}
+	return &Collector{Session: session, StackID: c.StackID, ResourceName: c.ResourceName,
 		Region: c.RegionName, DeploymentKeys: shared.DeploymentKeys, Log: log}, nil
 }
 

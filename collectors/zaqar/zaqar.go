@@ -72,8 +72,15 @@ func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Col
 	if err != nil {
 		return nil, fmt.Errorf("[zaqar] ca_file: %w", err)
 	}
+	session := shared.Keystone(c.Creds, ks)
+	// A cached token whose catalog lacks the endpoint used is not taken.
+	service := "messaging"
+	if c.UseWebsockets {
+		service = "messaging-websocket"
+	}
+	session.Needs = []keystone.Service{{Type: service, Region: c.RegionName}}
 	return &Collector{
-		Queue: &zaqar.Queue{Session: shared.Keystone(c.Creds, ks), Name: c.QueueID, Region: c.RegionName,
+		Queue: &zaqar.Queue{Session: session, Name: c.QueueID, Region: c.RegionName,
 			Client: client, TLS: tlsConf, Log: log, MaxFrame: shared.MaxBody, MaxFrameOption: collectors.MaxBodyOption},
 		UseWebsockets: c.UseWebsockets, Validate: c.SSLCertificateValidation, CAFile: c.CAFile,
 		DeploymentKeys: shared.DeploymentKeys, CachePath: shared.CachePath(Name), Log: log,

@@ -138,7 +138,7 @@ func (c *Client) retrier(ctx context.Context, method, rawURL string) (*retryable
 	// decision needs the wait, and Backoff cannot say "stop".
 	var next time.Duration
 	rc.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-		retry, cerr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+		retry, cerr := checkRetry(ctx, resp, err)
 		if !retry {
 			return false, cerr
 		}

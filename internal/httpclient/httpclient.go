@@ -108,6 +108,7 @@ func New(o Options) (*Client, error) {
 		rc.RetryWaitMax = o.MaxWait
 	}
 	rc.Backoff = jitteredBackoff
+	rc.CheckRetry = checkRetry
 	// After the last retry, return the last response (a 5xx) instead of a
 	// generic error, so the caller can say what the server answered.
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
@@ -202,10 +203,11 @@ func (c *Client) send(ctx context.Context, method, rawURL string, header http.He
 	rc, attempts := c.retrier(ctx, method, rawURL)
 	resp, err := rc.Do(req)
 	if err != nil {
+		err = unanswered(ctx, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String()))
 		if attempts != nil && attempts.outOfTime {
-			return nil, nil, outOfTime{fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())}
+			return nil, nil, outOfTime{err}
 		}
-		return nil, nil, fmt.Errorf("%s %s: %w%s", method, secret.RedactURL(rawURL), redactErr(err), attempts.String())
+		return nil, nil, err
 	}
 	return resp, attempts, nil
 }

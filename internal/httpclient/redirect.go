@@ -20,6 +20,10 @@ func WithoutRedirects(ctx context.Context) context.Context {
 // maxRedirects is net/http's own limit, kept for the other requests.
 const maxRedirects = 10
 
+// errTooManyRedirects ends a request redirected more than maxRedirects
+// times.
+var errTooManyRedirects = errors.New("stopped after 10 redirects")
+
 // checkRedirect follows redirects as net/http does, unless the request's
 // context says not to (WithoutRedirects).
 func checkRedirect(req *http.Request, via []*http.Request) error {
@@ -27,7 +31,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 		return http.ErrUseLastResponse
 	}
 	if len(via) >= maxRedirects {
-		return errors.New("stopped after 10 redirects")
+		return errTooManyRedirects
 	}
 	return nil
 }

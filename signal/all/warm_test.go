@@ -72,3 +72,40 @@ func TestWarmup(t *testing.T) {
 		}
 	})
 }
+
+// A warm-up passes over a cached entry whose catalog lacks the
+// endpoint its signal will ask for (a region added since) and keeps a
+// new one, which the next warm-up takes: one authentication each for a
+// region the cached catalog had, for a region it lacked, and none for a
+// third, for either way that authenticates.
+func TestWarmupPassesOverAStaleCatalog(t *testing.T) {
+	for _, way := range []struct{ name, service, input, value string }{
+		{"heat", "orchestration", "deploy_stack_id", `"st/cccc"`},
+		{"zaqar", "messaging", "deploy_queue_id", `"q"`},
+	} {
+		t.Run(way.name, func(t *testing.T) {
+			ks := keystonetest.New("pa55word")
+			srv := httptest.NewServer(ks)
+			t.Cleanup(srv.Close)
+			ks.BaseURL = srv.URL
+			ks.SetCatalog(map[string]string{way.service: srv.URL + "/" + way.name})
+			inputs := func(region string) []string {
+				return []string{"deploy_auth_url", strconv.Quote(srv.URL + "/identity/v3"), "deploy_user_id", `"uid"`,
+					"deploy_password", `"pa55word"`, "deploy_project_id", `"pid"`, "deploy_resource_name", `"r"`,
+					way.input, way.value, "deploy_region_name", strconv.Quote(region)}
+			}
+			dir := filepath.Join(t.TempDir(), "tokens")
+			for i, region := range []string{"RegionOne", "RegionTwo", "RegionTwo"} {
+				if i == 1 {
+					ks.AddEndpoint(keystonetest.Endpoint{Type: way.service, Interface: "public", Region: "RegionTwo", URL: srv.URL + "/" + way.name + "2"})
+				}
+				if err := all.Transports.Warmup(dep(t, inputs(region)...), dir, httpclient.Options{})(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if n, want := ks.Authentications(), min(i+1, 2); n != want {
+					t.Errorf("warm-up %d for %s: %d authentications in all, want %d", i+1, region, n, want)
+				}
+			}
+		})
+	}
+}

@@ -36,6 +36,7 @@ func build(d *deployment.Deployment) (signal.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Kind, err)
 	}
+	session.Needs = []keystone.Service{{Type: "orchestration", Region: region}}
 	res := &resource{session: session, region: region}
 	for _, in := range []struct {
 		name string
@@ -67,14 +68,18 @@ func (res *resource) Secrets() []string { return []string{res.session.Creds.Pass
 // {endpoint}/stacks/{name}/{uuid}/resources/{deploy_resource_name}/signal,
 // as heatclient does. deploy_stack_id is "name/uuid" as Heat writes it,
 // used as it is, slash kept; a bare id (or name) is looked up first. The
-// resource name is quoted whole. A token refused once is replaced.
+// resource name is quoted whole. A token refused once is replaced; a
+// cached catalog whose endpoint is gone is replaced once
+// (Request.AuthenticatedSend).
 func (res *resource) Send(ctx context.Context, r *signal.Request) error {
 	if res.stack == "" {
 		return errors.New("the deploy_stack_id input is empty")
 	}
-	if err := r.Authenticate(ctx, res.session); err != nil {
-		return err
-	}
+	return r.AuthenticatedSend(ctx, res.session, func(ctx context.Context) error { return res.send(ctx, r) })
+}
+
+// send signals with the session's token, at its catalog's endpoint.
+func (res *resource) send(ctx context.Context, r *signal.Request) error {
 	endpoint, err := res.session.Endpoint("orchestration", res.region)
 	if err != nil {
 		return err

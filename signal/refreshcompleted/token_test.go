@@ -54,3 +54,43 @@ func TestTokenSharedAcrossDeployments(t *testing.T) {
 		t.Errorf("%d signals, %d authentications; want 3, 1", signals.Load(), ks.Authentications())
 	}
 }
+
+// A run whose deployment names a region that the cached catalog, kept
+// by the run before, did not have (a region added since) authenticates
+// again and signals, as heat-config-notify does: it shares its code.
+func TestCachedCatalogWithoutTheRegion(t *testing.T) {
+	ks := keystonetest.New("pa55word")
+	var signals atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/identity"):
+			ks.ServeHTTP(w, r)
+		case !ks.Valid(r.Header.Get("X-Auth-Token")):
+			w.WriteHeader(http.StatusUnauthorized)
+		default:
+			signals.Add(1)
+		}
+	}))
+	defer srv.Close()
+	ks.BaseURL = srv.URL
+	ks.SetCatalog(map[string]string{"orchestration": srv.URL + "/heat/v1/pid"})
+	cache := t.TempDir()
+	for i, region := range []string{"RegionOne", "RegionTwo"} {
+		if i == 1 {
+			ks.AddEndpoint(keystonetest.Endpoint{Type: "orchestration", Interface: "public", Region: "RegionTwo", URL: srv.URL + "/heat/v1/pid"})
+		}
+		d := oacDeployment(region, [2]string{"deploy_auth_url", srv.URL + "/identity/v3"}, [2]string{"deploy_user_id", "uid"},
+			[2]string{"deploy_password", "pa55word"}, [2]string{"deploy_project_id", "pid"},
+			[2]string{"deploy_stack_id", "stk/" + region}, [2]string{"deploy_resource_name", "r"}, [2]string{"deploy_region_name", region})
+		n := newNode(t, map[string]any{"deployments": []any{d}})
+		opts := signal.Options{Budget: -1, Transports: all.Transports}
+		err := Run(context.Background(), nil, Env{Stdout: &n.stdout, Stderr: &n.stderr, Root: n.root, Signal: &opts,
+			TokenCache: cache, Environ: []string{"PATH=" + agent.Dir(t), "OS_CONFIG_FILES=" + n.md}})
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i+1, err, n.stderr.String())
+		}
+	}
+	if signals.Load() != 2 || ks.Authentications() != 2 {
+		t.Errorf("%d signals, %d authentications; want 2, 2", signals.Load(), ks.Authentications())
+	}
+}

@@ -36,6 +36,7 @@ func build(d *deployment.Deployment) (signal.Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Kind, err)
 	}
+	session.Needs = []keystone.Service{{Type: "messaging", Region: region}}
 	return &queue{session: session, region: region, name: name}, nil
 }
 
@@ -63,14 +64,13 @@ func (*queue) Limit() int { return MaxPost - envelope }
 
 func (q *queue) Secrets() []string { return []string{q.session.Creds.Password.Reveal()} }
 
-// Send posts r.Body to the queue.
+// Send posts r.Body to the queue. A token refused once is replaced; a
+// cached catalog whose endpoint is gone is replaced once
+// (Request.AuthenticatedSend).
 func (q *queue) Send(ctx context.Context, r *signal.Request) error {
 	r.Log.Debug("Signaling to queue " + q.name)
-	if err := r.Authenticate(ctx, q.session); err != nil {
-		return err
-	}
 	zq := &zaqar.Queue{Session: q.session, Name: q.name, Region: q.region, Client: r.HTTP, Log: r.Log}
-	if err := zq.Post(ctx, r.Body, TTL); err != nil {
+	if err := r.AuthenticatedSend(ctx, q.session, func(ctx context.Context) error { return zq.Post(ctx, r.Body, TTL) }); err != nil {
 		return err
 	}
 	r.Log.Debug("Posted the signal to queue " + q.name)

@@ -56,9 +56,11 @@ func (s *Session) warn(format string, args ...any) {
 }
 
 // loadCache takes the entry on disk if it is there, private to this
-// user, readable and still valid (its expiry less the margin, and
-// cache_ttl). An entry that cannot be used is one warning and a new
-// authentication, never an error.
+// user, readable, still valid (its expiry less the margin, and
+// cache_ttl) and its catalog has every endpoint of Needs. An entry that
+// cannot be used is one warning and a new authentication, never an
+// error; one whose catalog lacks an endpoint, one line at INFO (the
+// cloud changed, nothing is wrong) and a new authentication.
 func (s *Session) loadCache() bool {
 	path := s.cachePath()
 	if path == "" {
@@ -85,13 +87,21 @@ func (s *Session) loadCache() bool {
 	if !s.now().Before(validTo) {
 		return false
 	}
+	for _, sv := range s.Needs {
+		if _, err := lookup(c.Catalog, sv); err != nil {
+			if s.Log != nil {
+				s.Log.Info(fmt.Sprintf("The cached Keystone token's catalog has no %s: authenticating again", sv))
+			}
+			return false
+		}
+	}
 	p, err := openstack.NewClient(s.Creds.AuthURL)
 	if err != nil {
 		return false
 	}
 	p.HTTPClient = *s.HTTP
 	p.SetToken(c.Token.Reveal())
-	s.provider, s.catalog, s.validTo = p, c.Catalog, validTo
+	s.provider, s.catalog, s.validTo, s.cached = p, c.Catalog, validTo, true
 	return true
 }
 

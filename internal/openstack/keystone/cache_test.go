@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 )
 
 // The entry's name depends on every credential, the password included,
@@ -91,5 +93,61 @@ func TestCacheEntryValidity(t *testing.T) {
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() < 20 {
 		t.Errorf("the bad entry was not replaced: %v, %v", fi, err)
+	}
+}
+
+// A cached entry is taken only when its catalog has every endpoint the
+// session Needs (public, in the region asked for; any region for "" and
+// "null"); else the session authenticates again and the new entry
+// replaces the old one, which the next session takes. Cached tells which
+// it was.
+func TestCachedEntryNeedsItsEndpoints(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		needs []Service
+		used  bool
+	}{
+		{"nothing needed", nil, true},
+		{"any region", []Service{{"orchestration", ""}}, true},
+		{"null region", []Service{{"orchestration", "null"}}, true},
+		{"the region cached", []Service{{"orchestration", "RegionOne"}}, true},
+		{"two services cached", []Service{{"orchestration", "RegionOne"}, {"messaging", ""}}, true},
+		{"a region added since", []Service{{"orchestration", "RegionTwo"}}, false},
+		{"a region cached with an internal endpoint only", []Service{{"messaging", "RegionTwo"}}, false},
+		{"one of two services added since", []Service{{"orchestration", ""}, {"object-store", ""}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ks := newSession(t)
+			s.CacheDir = t.TempDir()
+			ks.AddEndpoint(keystonetest.Endpoint{Type: "messaging", Interface: "internal", Region: "RegionTwo", URL: ks.BaseURL + "/zaqar2"})
+			ctx := context.Background()
+			if _, err := s.Token(ctx); err != nil || s.Cached() {
+				t.Fatalf("%v, cached %v", err, s.Cached())
+			}
+			ks.AddEndpoint(keystonetest.Endpoint{Type: "orchestration", Interface: "public", Region: "RegionTwo", URL: ks.BaseURL + "/heat2"})
+			ks.AddEndpoint(keystonetest.Endpoint{Type: "messaging", Interface: "public", Region: "RegionTwo", URL: ks.BaseURL + "/zaqar2"})
+			ks.AddEndpoint(keystonetest.Endpoint{Type: "object-store", Interface: "public", Region: "RegionOne", URL: ks.BaseURL + "/swift"})
+			for i, want := range []bool{tc.used, true} {
+				n, _ := newSession(t)
+				n.Creds, n.CacheDir, n.Needs = s.Creds, s.CacheDir, tc.needs
+				var log bytes.Buffer
+				n.Log = slog.New(slog.NewTextHandler(&log, nil))
+				before := ks.Authentications()
+				if _, err := n.Token(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n.Cached() != want || (ks.Authentications() == before) != want {
+					t.Errorf("session %d: cached %v, %d authentications; want cached %v", i+2, n.Cached(), ks.Authentications()-before, want)
+				}
+				for _, sv := range tc.needs {
+					if _, err := n.Endpoint(sv.Type, sv.Region); err != nil {
+						t.Errorf("session %d: %v", i+2, err)
+					}
+				}
+				if passed := strings.Contains(log.String(), "level=INFO msg=\"The cached Keystone token's catalog has no public "); passed == want {
+					t.Errorf("session %d: log:\n%s", i+2, log.String())
+				}
+			}
+		})
 	}
 }

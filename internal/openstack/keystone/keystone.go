@@ -42,15 +42,49 @@ type Session struct {
 	CacheDir string
 	CacheTTL time.Duration
 	Now      func() time.Time
-	// Log gets the one warning about a cache entry that cannot be used;
-	// nil says nothing.
+	// Log gets the one warning about a cache entry that cannot be used,
+	// and a line when one whose catalog lacks a Needs endpoint is passed
+	// over; nil says nothing.
 	Log *slog.Logger
+	// Needs are the endpoints the session's user will ask Endpoint for.
+	// A cached entry whose catalog lacks one is not taken (the cloud
+	// changed since it was kept: a region added): a new token, and its
+	// catalog, replace it.
+	Needs []Service
 
 	mu       sync.Mutex
 	warned   bool
 	provider *gophercloud.ProviderClient
 	catalog  *tokens.ServiceCatalog
 	validTo  time.Time
+	// cached: the token and catalog are a cache entry's, kept by an
+	// earlier process, not issued to this session.
+	cached bool
+}
+
+// Service is a public endpoint of a service type, in Region; "" (and
+// "null") is any region.
+type Service struct{ Type, Region string }
+
+func (sv Service) String() string {
+	if r := anyRegion(sv.Region); r != "" {
+		return "public " + sv.Type + " endpoint in region " + r
+	}
+	return "public " + sv.Type + " endpoint"
+}
+
+// anyRegion is region, "" for any: the string "null" is a null that a
+// template rendered into the configuration.
+func anyRegion(region string) string {
+	if region == "null" {
+		return ""
+	}
+	return region
+}
+
+// lookup is the URL of sv in catalog.
+func lookup(catalog *tokens.ServiceCatalog, sv Service) (string, error) {
+	return openstack.V3EndpointURL(catalog, gophercloud.EndpointOpts{Type: sv.Type, Region: anyRegion(sv.Region), Availability: gophercloud.AvailabilityPublic})
 }
 
 // margin is how long before its expiry a token is replaced, so a request
@@ -81,35 +115,40 @@ func (s *Session) Client(ctx context.Context) (*gophercloud.ProviderClient, erro
 	return s.provider, nil
 }
 
-// Invalidate forgets the token (the service refused it).
+// Invalidate forgets the token and its catalog, and removes the cache
+// entry they came from: the service refused the token, or the catalog's
+// endpoint no longer answers.
 func (s *Session) Invalidate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.provider, s.catalog = nil, nil
+	s.provider, s.catalog, s.cached = nil, nil, false
 	if p := s.cachePath(); p != "" {
 		os.Remove(p)
 	}
+}
+
+// Cached tells whether the token and catalog in use came from the cache
+// (an earlier process kept them), not from Keystone to this session:
+// the cloud may have changed since.
+func (s *Session) Cached() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.provider != nil && s.cached
 }
 
 // Endpoint is the public URL of serviceType in the catalog, in region
 // when one is given. Empty, and the string "null" (a null that a template
 // rendered into the configuration), mean no region.
 func (s *Session) Endpoint(serviceType, region string) (string, error) {
-	if region == "null" {
-		region = ""
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.catalog == nil {
 		return "", errors.New("no catalog")
 	}
-	url, err := openstack.V3EndpointURL(s.catalog, gophercloud.EndpointOpts{Type: serviceType, Region: region, Availability: gophercloud.AvailabilityPublic})
+	sv := Service{Type: serviceType, Region: region}
+	url, err := lookup(s.catalog, sv)
 	if err != nil {
-		where := ""
-		if region != "" {
-			where = " in region " + region
-		}
-		return "", fmt.Errorf("no public %s endpoint%s in the catalog", serviceType, where)
+		return "", fmt.Errorf("no %s in the catalog", sv)
 	}
 	return url, nil
 }
@@ -154,7 +193,7 @@ func (s *Session) authenticate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("keystone authentication: %w", err)
 	}
-	s.provider, s.catalog, s.validTo = p, catalog, tok.ExpiresAt.Add(-margin)
+	s.provider, s.catalog, s.validTo, s.cached = p, catalog, tok.ExpiresAt.Add(-margin), false
 	if now := s.now(); s.validTo.Before(now) { // a short-lived token: half its life
 		s.validTo = now.Add(tok.ExpiresAt.Sub(now) / 2)
 	}

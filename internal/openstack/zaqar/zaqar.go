@@ -159,7 +159,7 @@ func (q *Queue) pop(ctx context.Context, url string) ([]message, error) {
 	case resp.Status == http.StatusNoContent || (resp.Status == http.StatusOK && len(resp.Body) == 0):
 		return nil, nil
 	case resp.Status != http.StatusOK:
-		return nil, fmt.Errorf("DELETE %s: status %d", secret.RedactURL(url), resp.Status)
+		return nil, &StatusError{Method: http.MethodDelete, URL: secret.RedactURL(url), Status: resp.Status}
 	}
 	return q.decodeMessages(resp.Body)
 }
@@ -238,10 +238,24 @@ func (q *Queue) Post(ctx context.Context, body json.RawMessage, ttl time.Duratio
 		return err
 	}
 	if resp.Status != http.StatusCreated && resp.Status != http.StatusOK {
-		return fmt.Errorf("POST %s: status %d", secret.RedactURL(url), resp.Status)
+		return &StatusError{Method: http.MethodPost, URL: secret.RedactURL(url), Status: resp.Status}
 	}
 	return nil
 }
+
+// StatusError is an answer with a status the request did not expect.
+type StatusError struct {
+	// URL is without its query.
+	Method, URL string
+	Status      int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s %s: status %d", e.Method, e.URL, e.Status)
+}
+
+// HTTPStatus is e's Status.
+func (e *StatusError) HTTPStatus() int { return e.Status }
 
 func uuid4() string {
 	var b [16]byte

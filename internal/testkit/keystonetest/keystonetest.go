@@ -24,6 +24,8 @@ type Server struct {
 	ExpiresIn time.Duration
 	// BaseURL is the test server's URL, for discovery links.
 	BaseURL string
+	// Extra are endpoints listed beside Catalog's (AddEndpoint).
+	Extra []Endpoint
 
 	mu       sync.Mutex
 	requests int
@@ -95,11 +97,26 @@ func (s *Server) ExpireAll() {
 	}
 }
 
-// SetCatalog replaces the catalog.
+// SetCatalog replaces the catalog (the endpoints AddEndpoint added
+// stay).
 func (s *Server) SetCatalog(c map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Catalog = c
+}
+
+// Endpoint is one endpoint of a service in the catalog.
+type Endpoint struct {
+	// Type is the service's; Interface "public", "internal" or "admin".
+	Type, Interface, Region, URL string
+}
+
+// AddEndpoint lists one more endpoint in the catalogs of the tokens
+// issued next (a region added to the cloud).
+func (s *Server) AddEndpoint(e Endpoint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Extra = append(s.Extra, e)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -131,12 +148,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tok := fmt.Sprintf("tok-%d", s.issued)
 		expires := time.Now().Add(s.ExpiresIn)
 		s.tokens[tok] = expires
-		catalog := []any{}
+		services := map[string][]any{}
 		for typ, url := range s.Catalog {
-			catalog = append(catalog, map[string]any{"type": typ, "name": typ, "id": typ, "endpoints": []any{
+			services[typ] = append(services[typ],
 				map[string]any{"id": typ + "-i", "interface": "internal", "region": s.Region, "region_id": s.Region, "url": url + "/internal"},
-				map[string]any{"id": typ + "-p", "interface": "public", "region": s.Region, "region_id": s.Region, "url": url},
-			}})
+				map[string]any{"id": typ + "-p", "interface": "public", "region": s.Region, "region_id": s.Region, "url": url})
+		}
+		for i, e := range s.Extra {
+			services[e.Type] = append(services[e.Type], map[string]any{"id": fmt.Sprintf("%s-%d", e.Type, i), "interface": e.Interface,
+				"region": e.Region, "region_id": e.Region, "url": e.URL})
+		}
+		catalog := []any{}
+		for typ, endpoints := range services {
+			catalog = append(catalog, map[string]any{"type": typ, "name": typ, "id": typ, "endpoints": endpoints})
 		}
 		w.Header().Set("X-Subject-Token", tok)
 		w.Header().Set("Content-Type", "application/json")
