@@ -2,12 +2,14 @@ package occ
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/jsondoc"
+	"github.com/tripleo-go/agent/internal/pystr"
 	"github.com/tripleo-go/agent/internal/version"
 )
 
@@ -133,18 +135,53 @@ func parseWith(registry []collectors.Registration, args []string, env config.Env
 }
 
 // CheckCollectors refuses unknown collector names with the reference's
-// message (which it gives, as a traceback, before doing anything).
+// message (which it gives, as a traceback, before doing anything), and
+// says how to list several when a name holds a comma or a space (the
+// reference reads "collectors = local,heat" as one name, "local,heat").
 func (c *Config) CheckCollectors() error {
 	var bad []jsondoc.Value
+	var hints []string
 	for _, n := range c.Collectors {
 		if _, ok := c.Sources[n]; !ok {
 			bad = append(bad, n)
+			if h := oneNamePerLine(n); h != "" {
+				hints = append(hints, h)
+			}
 		}
 	}
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("Unknown collectors %s. Valid collectors are: %s", jsondoc.PyRepr(bad), jsondoc.PyRepr(jsondoc.StringList(names(registry))))
+	msg := fmt.Sprintf("Unknown collectors %s. Valid collectors are: %s", jsondoc.PyRepr(bad), jsondoc.PyRepr(jsondoc.StringList(names(registry))))
+	if len(hints) > 0 {
+		msg += ". The collectors option takes one name per line: " + strings.Join(hints, "; ")
+	}
+	return &CollectorsError{msg: msg}
+}
+
+// CollectorsError is a collectors list that names a collector there is
+// not: a configuration error.
+type CollectorsError struct{ msg string }
+
+func (e *CollectorsError) Error() string { return e.msg }
+
+// oneNamePerLine is the hint for a name that is a list written on one
+// line ("local,heat", "local heat", `["local", "heat"]`): how to write
+// it; "" for a name that is no list.
+func oneNamePerLine(name string) string {
+	if !strings.ContainsFunc(name, func(r rune) bool { return r == ',' || pystr.IsSpace(r) }) {
+		return ""
+	}
+	parts := strings.FieldsFunc(name, func(r rune) bool { return strings.ContainsRune(",[]\"'", r) || pystr.IsSpace(r) })
+	if len(parts) == 0 {
+		return ""
+	}
+	lines := make([]string, len(parts))
+	for i, p := range parts {
+		lines[i] = fmt.Sprintf("%q", "collectors = "+p)
+	}
+	return fmt.Sprintf("instead of %s write %s, each on a line of its own (on the command line: %s)",
+		jsondoc.PyReprString(name), strings.Join(lines, " and "), strings.Join(parts, " "))
 }
 
 // Shared is what the collectors share of the configuration.
