@@ -62,6 +62,16 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("invalid value %q for option %s (from %s): %s", e.Value, e.Option, e.Source, e.Reason)
 }
 
+// FileError is a configuration file that cannot be read, or is not in
+// oslo.config's format; Error() names it.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
 // Parser is the command line the options make: what Parse reads, and
 // the help and manual page, every option with its help, its default and
 // its group's title.
@@ -158,16 +168,20 @@ func (s *Set) Parse(args []string, env Env) ([]string, error) {
 	read := func(path string) error {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("reading config file %s: %w", path, err)
+			return &FileError{Path: path, Err: fmt.Errorf("reading config file %s: %w", path, err)}
 		}
 		used = append(used, path)
-		return parseINI(path, data, func(section, key, value string) {
+		err = parseINI(path, data, func(section, key, value string) {
 			// Keys must be the option's dest as written (oslo.config does
 			// not read "metadata-url" in a file as metadata_url).
 			if o := s.fileKey(normalizeSection(section) + "." + key); o != nil {
 				assign(o, []string{value}, path)
 			}
 		})
+		if err != nil {
+			return &FileError{Path: path, Err: err}
+		}
+		return nil
 	}
 	readDir := func(d string) error {
 		matches, _ := filepath.Glob(filepath.Join(d, "*.conf"))

@@ -37,18 +37,6 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if errors.Is(err, config.ErrExit) {
 		return nil
 	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
-		code := exitcode.Failure
-		if !errors.As(err, new(*config.Error)) {
-			code = exitcode.Usage // the command line itself
-		}
-		return exitcode.With(code, err)
-	}
-	if cfg.PrintCachedir {
-		fmt.Fprintln(env.Stdout, cfg.CacheDir)
-		return nil
-	}
 	// The reference's visible output is bare messages at WARNING and
 	// above; --debug, which it ignores, shows the rest here.
 	level := slog.LevelWarn
@@ -59,8 +47,22 @@ func Run(ctx context.Context, args []string, env Env) error {
 		Identifier: "os-collect-config", Level: level, QuietAttrs: true,
 		Prefix: func(time.Time, slog.Level) string { return "" },
 	})
+	if err != nil {
+		fmt.Fprintln(env.Stderr, err)
+		code := exitcode.Failure
+		if !errors.As(err, new(*config.Error)) {
+			code = exitcode.Usage // the command line itself, or a file that is no INI
+		}
+		recordStop(env, log, args, err, code)
+		return exitcode.With(code, err)
+	}
+	if cfg.PrintCachedir {
+		fmt.Fprintln(env.Stdout, cfg.CacheDir)
+		return nil
+	}
 	if err := cfg.CheckCollectors(); err != nil {
 		log.Error(err.Error())
+		recordStop(env, log, args, err, exitcode.Failure)
 		return exitcode.With(exitcode.Failure, err)
 	}
 	r := newRunner(cfg, env, log)
