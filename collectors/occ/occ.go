@@ -33,7 +33,12 @@ import (
 // Run runs os-collect-config with args (without the program name). It
 // logs every problem itself; the error carries the exit status.
 func Run(ctx context.Context, args []string, env Env) error {
-	cfg, err := Parse(args, config.Env{Stdout: env.Stdout, Stderr: env.Stderr, LookupEnv: env.lookup, Root: env.Root})
+	// Keys of the files that no option reads: named below, at start-up
+	// only (the daemon's checks for a changed configuration parse again,
+	// silently).
+	var unknown []config.Unknown
+	cfg, err := Parse(args, config.Env{Stdout: env.Stdout, Stderr: env.Stderr, LookupEnv: env.lookup, Root: env.Root,
+		Unknown: func(u config.Unknown) { unknown = append(unknown, u) }})
 	if errors.Is(err, config.ErrExit) {
 		return nil
 	}
@@ -47,6 +52,10 @@ func Run(ctx context.Context, args []string, env Env) error {
 		Identifier: "os-collect-config", Level: level, QuietAttrs: true,
 		Prefix: func(time.Time, slog.Level) string { return "" },
 	})
+	// Unlike the reference (docs/compat.md), which ignores them silently.
+	for _, u := range unknown {
+		log.Warn(u.String())
+	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, err)
 		code := exitcode.Failure

@@ -111,7 +111,23 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 	for _, r := range registry {
 		opts = append(opts, c.Sources[r.Name].Options()...)
 	}
-	return config.Set{Prog: "os-collect-config", Version: version.Reference, Basename: "os-collect-config.conf", Options: opts, Titles: titles, Describe: describe}
+	return config.Set{Prog: "os-collect-config", Version: version.Reference, Basename: "os-collect-config.conf", Options: opts, Titles: titles, Describe: describe,
+		Accepted: referenceOnly}
+}
+
+// referenceOnly are the options the reference registers that only a file
+// sets and that this program has no use for: oslo.config's own and
+// oslo.log's (TestReferenceOptionsAreKnown lists the reference's). A file
+// may hold them without a warning, as it may hold oslo.log's command-line
+// options, which are declared above without effect.
+var referenceOnly = []string{
+	"DEFAULT.config_source", "DEFAULT.config_file", "DEFAULT.config_dir",
+	"DEFAULT.use_stderr", "DEFAULT.use_eventlog", "DEFAULT.log_rotate_interval", "DEFAULT.log_rotate_interval_type",
+	"DEFAULT.max_logfile_count", "DEFAULT.max_logfile_size_mb", "DEFAULT.log_rotation_type",
+	"DEFAULT.logging_context_format_string", "DEFAULT.logging_default_format_string", "DEFAULT.logging_debug_format_suffix",
+	"DEFAULT.logging_exception_prefix", "DEFAULT.logging_user_identity_format", "DEFAULT.default_log_levels",
+	"DEFAULT.publish_errors", "DEFAULT.instance_format", "DEFAULT.instance_uuid_format",
+	"DEFAULT.rate_limit_interval", "DEFAULT.rate_limit_burst", "DEFAULT.rate_limit_except_level",
 }
 
 // Parse builds the configuration from the command line (without the
