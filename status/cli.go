@@ -55,7 +55,7 @@ func CLI() CommandLine {
 		Summary: "tell what the configuration agent last did",
 		Sections: []Section{
 			{Title: "Exit status", Paragraphs: []string{
-				"0 when healthy: the last pass converged and no deployment failed; 1 when degraded; 2 for a usage error; 3 when no pass has ended since boot (with --wait: not before the timeout).",
+				"0 when healthy: the last pass converged and no deployment failed; 1 when degraded (os-collect-config stopped on its configuration included); 2 for a usage error; 3 when no pass has ended since boot (with --wait: not before the timeout).",
 			}},
 			{Title: "See also", Paragraphs: []string{"os-collect-config(1); /usr/share/doc/tripleo-agent/docs/status.md"}},
 		},

@@ -24,19 +24,33 @@ type Report struct {
 	Version int `json:"version"`
 	// Health is "healthy", "degraded" or "no-pass".
 	Health string `json:"health"`
-	// Problems are the reasons the node is degraded, in the order of the
-	// pipeline: sources, the command, deployments. Empty when healthy.
-	Problems    []Problem               `json:"problems"`
-	Pass        *agentstate.Pass        `json:"pass"`
-	Deployments []agentstate.Deployment `json:"deployments"`
+	// Problems are the reasons the node is not healthy, in the order of
+	// the pipeline: the configuration, sources, the command,
+	// deployments. Empty when healthy.
+	Problems []Problem `json:"problems"`
+	// Pass is os-collect-config's last pass: nil when none has ended
+	// since boot.
+	Pass *agentstate.Pass `json:"pass"`
+	// Stopped says why os-collect-config exited after that pass (or
+	// before any) without running another; nil when it did not.
+	Stopped     *agentstate.Stop `json:"stopped"`
+	Deployments []Deployment     `json:"deployments"`
 }
 
-// Problem is one reason the node is degraded.
+// Deployment is one deployment, as the report shows it.
+type Deployment struct {
+	agentstate.Deployment
+	// Outcome is what became of it (agentstate's outcomes: "failed" for
+	// a non-zero status code), judged against the last pass.
+	Outcome string `json:"outcome"`
+}
+
+// Problem is one reason the node is not healthy.
 type Problem struct {
-	// Kind is "pass", "source", "command" or "deployment".
+	// Kind is "config", "pass", "source", "command" or "deployment".
 	Kind string `json:"kind"`
 	// Name is the source's, the command's or the deployment's (its id
-	// when it has no name); absent for "pass".
+	// when it has no name); absent for "config" and "pass".
 	Name   string `json:"name,omitempty"`
 	Reason string `json:"reason"`
 }
@@ -55,7 +69,12 @@ func gather(p paths) (*Report, error) {
 	var pass agentstate.Pass
 	switch err := agentstate.Read(filepath.Join(p.statusDir, agentstate.PassFile), &pass); {
 	case err == nil:
-		rep.Pass = &pass
+		// A stop is told beside the pass, not inside it; a stop before
+		// any pass leaves a record with no pass in it.
+		rep.Stopped, pass.Stopped = pass.Stopped, nil
+		if pass.HasPass() {
+			rep.Pass = &pass
+		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
@@ -63,22 +82,63 @@ func gather(p paths) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Deployments = ds
+	rep.Deployments = make([]Deployment, len(ds))
+	for i, d := range ds {
+		rep.Deployments[i] = Deployment{Deployment: d, Outcome: d.Outcome(rep.Pass)}
+	}
 	judge(rep)
 	return rep, nil
 }
 
-// judge sets the health and the problems. Healthy: every configured
-// source answered ("ok"), at least one answered (ok or degraded), the last pass converged (its
-// command, if it ran one, exited 0), and the latest deployment of each
-// name succeeded and was signalled.
+// judge sets the health and the problems. Healthy: os-collect-config
+// did not stop on its configuration, every configured source answered
+// ("ok"), at least one answered (ok or degraded), the last pass converged
+// (its command, if it ran one, exited 0), and the latest deployment of
+// each name succeeded and was signalled. No pass since boot is
+// "no-pass", unless os-collect-config stopped: then it is degraded, and
+// the wait is over. Deployments are judged in every case: a failure
+// shows even before the first pass.
 func judge(rep *Report) {
-	p := rep.Pass
-	if p == nil {
-		rep.Health = "no-pass"
-		return
-	}
 	add := func(kind, name, reason string) { rep.Problems = append(rep.Problems, Problem{kind, name, reason}) }
+	if s := rep.Stopped; s != nil {
+		kind := "config"
+		if s.Cause != "configuration" {
+			kind = "stopped" // a cause a later agent adds
+		}
+		add(kind, "", fmt.Sprintf("os-collect-config stopped at %s (exit %d): %s", s.At.Format(time.RFC3339), s.Exit, s.Error))
+	}
+	if p := rep.Pass; p != nil {
+		judgePass(p, add)
+	}
+	latest := map[string]bool{}
+	for _, d := range agentstate.Latest(plain(rep.Deployments)) {
+		latest[d.ID] = true
+	}
+	for i := range rep.Deployments {
+		d := &rep.Deployments[i]
+		if !latest[d.ID] {
+			continue
+		}
+		if d.Problem = deploymentProblem(d.Deployment, rep.Pass); d.Problem != "" {
+			name := d.Name
+			if name == "" {
+				name = d.ID
+			}
+			add("deployment", name, d.Problem)
+		}
+	}
+	switch {
+	case rep.Stopped == nil && rep.Pass == nil:
+		rep.Health = "no-pass"
+	case len(rep.Problems) > 0:
+		rep.Health = "degraded"
+	default:
+		rep.Health = "healthy"
+	}
+}
+
+// judgePass adds the problems of the last pass: its sources, its command.
+func judgePass(p *agentstate.Pass, add func(kind, name, reason string)) {
 	answered := 0
 	for _, c := range p.Collectors {
 		if c.Result == "ok" || c.Result == "degraded" {
@@ -105,32 +165,20 @@ func judge(rep *Report) {
 	case !p.Converged:
 		add("pass", "", "did not finish (see journalctl -u os-collect-config)")
 	}
-	latest := map[string]bool{}
-	for _, d := range agentstate.Latest(rep.Deployments) {
-		latest[d.ID] = true
+}
+
+func plain(ds []Deployment) []agentstate.Deployment {
+	out := make([]agentstate.Deployment, len(ds))
+	for i, d := range ds {
+		out[i] = d.Deployment
 	}
-	for i := range rep.Deployments {
-		d := &rep.Deployments[i]
-		if !latest[d.ID] {
-			continue
-		}
-		if d.Problem = deploymentProblem(*d, p); d.Problem != "" {
-			name := d.Name
-			if name == "" {
-				name = d.ID
-			}
-			add("deployment", name, d.Problem)
-		}
-	}
-	rep.Health = "healthy"
-	if len(rep.Problems) > 0 {
-		rep.Health = "degraded"
-	}
+	return out
 }
 
 // deploymentProblem says why d is not a success (agentstate's Outcome):
 // one without a signal record is a problem only when the last pass
-// started it and ended without signalling it.
+// started it and ended without signalling it. p is nil when no pass has
+// ended since boot.
 func deploymentProblem(d agentstate.Deployment, p *agentstate.Pass) string {
 	s := d.Signal
 	switch d.Outcome(p) {

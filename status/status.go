@@ -39,11 +39,12 @@ func ProcessEnv() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ
 const (
 	// Healthy: the last pass converged and no deployment failed.
 	Healthy = exitcode.OK
-	// Degraded: the last pass did not converge, or a deployment failed or
-	// could not be signalled.
+	// Degraded: os-collect-config stopped on its configuration, the last
+	// pass did not converge, or a deployment failed or could not be
+	// signalled.
 	Degraded = exitcode.Failure
-	// NoPass: no pass has ended since boot (with --wait: not before the
-	// timeout).
+	// NoPass: no pass has ended since boot, and os-collect-config did not
+	// stop (with --wait: not before the timeout).
 	NoPass = 3
 )
 
@@ -114,16 +115,18 @@ func Run(ctx context.Context, args []string, env Env) error {
 	} else {
 		writeText(env.Stdout, rep, now(env))
 	}
-	switch {
-	case rep.Pass == nil:
+	switch rep.Health {
+	case "no-pass":
 		return exitcode.With(NoPass, nil)
-	case rep.Health != "healthy":
-		return exitcode.With(Degraded, nil)
+	case "healthy":
+		return nil
 	}
-	return nil
+	return exitcode.With(Degraded, nil)
 }
 
-// wait looks again every Poll until a pass has ended.
+// wait looks again every Poll until a pass has ended, or os-collect-config
+// stopped (on its configuration): no pass will come until someone fixes
+// it.
 func wait(ctx context.Context, env Env, p paths, timeout time.Duration, rep *Report, err error) (*Report, error) {
 	poll := env.Poll
 	if poll <= 0 {
@@ -131,7 +134,7 @@ func wait(ctx context.Context, env Env, p paths, timeout time.Duration, rep *Rep
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for err == nil && rep.Pass == nil {
+	for err == nil && rep.Health == "no-pass" {
 		select {
 		case <-ctx.Done():
 			return rep, nil

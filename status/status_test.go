@@ -44,6 +44,25 @@ func (n *node) passWith(converged bool, cmd *agentstate.Command, cs ...agentstat
 	}
 }
 
+// stopped leaves the record os-collect-config writes when it stops on
+// its configuration: the last pass's (from passWith, or none) with the
+// stop beside it, as JSON, the way a reader older than the stop sees it.
+func (n *node) stopped(err string) {
+	path := filepath.Join(n.statusDir, agentstate.PassFile)
+	rec := map[string]any{"version": 1, "started": time.Time{}, "ended": time.Time{}, "collectors": nil, "converged": false}
+	if data, rerr := os.ReadFile(path); rerr == nil {
+		rec = map[string]any{}
+		json.Unmarshal(data, &rec)
+	}
+	rec["stopped"] = map[string]any{"at": t0.Add(5 * time.Second), "cause": "configuration", "error": err, "exit": 1}
+	if werr := agentstate.Write(path, rec); werr != nil {
+		n.t.Fatal(werr)
+	}
+}
+
+const unknownLocalHeat = "Unknown collectors ['local,heat']. Valid collectors are: ['heat_local', 'ec2', 'cfn', 'heat', 'request', 'local', 'zaqar']. " +
+	`The collectors option takes one name per line: instead of 'local,heat' write "collectors = local" and "collectors = heat", each on a line of its own (on the command line: local heat)`
+
 func src(name, result, reason string) agentstate.Collector {
 	return agentstate.Collector{Name: name, Result: result, Reason: reason, Polled: t0}
 }
@@ -123,6 +142,21 @@ func TestHealth(t *testing.T) {
 			[]string{"deployment one: not signalled: the pass that ran it ended at 2026-11-25T10:00:02Z"}},
 		{"running now", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0.Add(time.Minute), nil) }, "healthy", Healthy, nil},
 		{"run before signal records", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0.Add(-time.Hour), nil) }, "healthy", Healthy, nil},
+		{"stopped on its configuration before any pass", func(n *node) { n.stopped(unknownLocalHeat) }, "degraded", Degraded,
+			[]string{"config: os-collect-config stopped at 2026-11-25T10:00:05Z (exit 1): " + unknownLocalHeat}},
+		{"stopped on its configuration after a healthy pass", func(n *node) {
+			n.pass(true, 0)
+			n.deployment("a", "one", t0, ok("0"))
+			n.stopped(`invalid value "abc" for option polling-interval (from /etc/os-collect-config.conf): not a number`)
+		}, "degraded", Degraded,
+			[]string{`config: os-collect-config stopped at 2026-11-25T10:00:05Z (exit 1): invalid value "abc" for option polling-interval (from /etc/os-collect-config.conf): not a number`}},
+		{"a deployment failed, no pass since boot", func(n *node) { n.deployment("a", "one", t0.Add(-time.Hour), ok("127")) }, "no-pass", NoPass,
+			[]string{"deployment one: status code 127"}},
+		{"a deployment failed, stopped before any pass", func(n *node) {
+			n.deployment("a", "one", t0.Add(-time.Hour), ok("127"))
+			n.stopped(unknownLocalHeat)
+		}, "degraded", Degraded,
+			[]string{"config: os-collect-config stopped at 2026-11-25T10:00:05Z (exit 1): " + unknownLocalHeat, "deployment one: status code 127"}},
 		{"a failure superseded", func(n *node) {
 			n.pass(true, 0)
 			n.deployment("a", "one", t0, ok("3"))
@@ -185,6 +219,84 @@ func TestText(t *testing.T) {
 		"  b-id second [script] running\n"
 	if n.stdout.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", n.stdout.String(), want)
+	}
+}
+
+// The text tells why os-collect-config stopped, and flags each failed
+// deployment, even before any pass (the issue's node: a configuration
+// that stopped the daemon at start-up, deployments that failed with 127
+// before it).
+func TestTextStopped(t *testing.T) {
+	n := newNode(t)
+	n.deployment("a-id", "first", t0.Add(-time.Hour), ok("127"))
+	n.deployment("b-id", "second", t0.Add(-time.Hour+time.Second), ok("0"))
+	n.stopped(unknownLocalHeat)
+	if got := n.run(); got != Degraded {
+		t.Errorf("exit %d, want %d", got, Degraded)
+	}
+	want := "status: degraded\n" +
+		"reason: config: os-collect-config stopped at 2026-11-25T10:00:05Z (exit 1): " + unknownLocalHeat + "\n" +
+		"reason: deployment first: status code 127\n" +
+		"last pass: none since boot\n" +
+		"deployments:\n" +
+		"  a-id first [script] status 127 (failed), CFN_SIGNAL sent at 2026-11-25T10:00:00Z\n" +
+		"  b-id second [script] status 0, CFN_SIGNAL sent at 2026-11-25T10:00:00Z\n"
+	if n.stdout.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", n.stdout.String(), want)
+	}
+	n.run("--format", "json")
+	var rep struct {
+		Health  string
+		Pass    *struct{ Ended time.Time }
+		Stopped *struct {
+			Error string
+			Exit  int
+		}
+		Deployments []struct{ ID, Outcome, Problem string }
+	}
+	if err := json.Unmarshal([]byte(n.stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Health != "degraded" || rep.Pass != nil || rep.Stopped == nil || rep.Stopped.Error != unknownLocalHeat || rep.Stopped.Exit != 1 ||
+		len(rep.Deployments) != 2 || rep.Deployments[0].Outcome != "failed" || rep.Deployments[0].Problem != "status code 127" ||
+		rep.Deployments[1].Outcome != "succeeded" || rep.Deployments[1].Problem != "" {
+		t.Errorf("json:\n%s", n.stdout.String())
+	}
+}
+
+// A stop after a healthy pass keeps that pass in view; the next pass
+// replaces the record, and the node is healthy again.
+func TestStopKeepsTheLastPass(t *testing.T) {
+	n := newNode(t)
+	n.pass(true, 0)
+	n.stopped(`invalid value "abc" for option polling-interval (from /etc/os-collect-config.conf): not a number`)
+	n.run()
+	if out := n.stdout.String(); !strings.Contains(out, "\nlast pass: ended 2026-11-25T10:00:02Z (58s ago), converged\n  collector heat") {
+		t.Errorf("the last pass is not shown:\n%s", out)
+	}
+	n.run("--format", "json")
+	var rep struct{ Pass, Stopped map[string]any }
+	if err := json.Unmarshal([]byte(n.stdout.String()), &rep); err != nil || rep.Pass == nil || rep.Pass["stopped"] != nil || rep.Stopped == nil {
+		t.Errorf("json (%v):\n%s", err, n.stdout.String())
+	}
+	n.pass(true, 0)
+	if got := n.run(); got != Healthy {
+		t.Errorf("after a good pass: exit %d\n%s", got, n.stdout.String())
+	}
+}
+
+// --wait is over at once when os-collect-config stopped on its
+// configuration: no pass comes until someone fixes it.
+func TestWaitEndsWhenStopped(t *testing.T) {
+	n := newNode(t)
+	n.stopped(unknownLocalHeat)
+	// An hour's --wait; the context bounds a run that would wait for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	env := Env{Stdout: &n.stdout, Stderr: &n.stderr, Now: func() time.Time { return t0.Add(time.Minute) }, Poll: 10 * time.Millisecond,
+		Environ: []string{agentstate.DirVar + "=" + n.statusDir, "HEAT_CONFIG_DEPLOYED=" + n.deployed}}
+	if got := exitcode.Of(Run(ctx, []string{"--wait"}, env)); got != Degraded || ctx.Err() != nil {
+		t.Errorf("exit %d (context: %v), want %d at once\n%s", got, ctx.Err(), Degraded, n.stdout.String())
 	}
 }
 

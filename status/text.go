@@ -15,9 +15,12 @@ func writeText(w io.Writer, rep *Report, now time.Time) {
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "reason: %s\n", p)
 	}
-	if rep.Pass == nil {
+	switch {
+	case rep.Pass == nil && rep.Stopped != nil:
+		fmt.Fprintln(w, "last pass: none since boot")
+	case rep.Pass == nil:
 		fmt.Fprintln(w, "last pass: none since boot (is os-collect-config running? journalctl -u os-collect-config)")
-	} else {
+	default:
 		p := rep.Pass
 		fmt.Fprintf(w, "last pass: ended %s (%s ago), %s\n", p.Ended.Format(time.RFC3339), ago(now, p.Ended), map[bool]string{true: "converged", false: "not converged"}[p.Converged])
 		for _, c := range p.Collectors {
@@ -47,9 +50,13 @@ func writeText(w io.Writer, rep *Report, now time.Time) {
 			name = "(no name)"
 		}
 		state := map[string]string{agentstate.Running: "running", agentstate.Unsignalled: "not signalled",
-			agentstate.Unknown: "no signal record (run before the agent kept them)"}[d.Outcome(rep.Pass)]
+			agentstate.Unknown: "no signal record (run before the agent kept them)"}[d.Outcome]
 		if s := d.Signal; s != nil {
-			state = fmt.Sprintf("status %s, %s %s at %s", s.StatusCode, s.Transport, s.Result, s.At.Format(time.RFC3339))
+			code := s.StatusCode
+			if d.Outcome == agentstate.Failed {
+				code += " (failed)"
+			}
+			state = fmt.Sprintf("status %s, %s %s at %s", code, s.Transport, s.Result, s.At.Format(time.RFC3339))
 			if s.Result == "failed" {
 				state += fmt.Sprintf(" (heat-config-notify exit %d)", s.NotifyExit)
 			}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,10 @@ type Set struct {
 	// Describe, when set, adds to the parser what only the help and the
 	// manual say (description, manual sections, the build for --version).
 	Describe func(*argparse.Parser)
+	// Accepted are keys ("GROUP.dest") a file may hold that no option
+	// reads and that are not Unknown: the reference's options this
+	// program has no use for (oslo.log's that only files set).
+	Accepted []string
 }
 
 // Env is what parsing needs from the process.
@@ -46,6 +51,10 @@ type Env struct {
 	LookupEnv      func(string) (string, bool)
 	// Root prefixes /etc in the default file search; "" in production.
 	Root string
+	// Unknown, when set, is told of each key of a file that no option
+	// reads (oslo.config ignores them without a word), once per file,
+	// section and key, in the order read.
+	Unknown func(Unknown)
 }
 
 // ErrExit means the command line asked for output and an exit 0
@@ -61,6 +70,16 @@ type Error struct {
 func (e *Error) Error() string {
 	return fmt.Sprintf("invalid value %q for option %s (from %s): %s", e.Value, e.Option, e.Source, e.Reason)
 }
+
+// FileError is a configuration file that cannot be read, or is not in
+// oslo.config's format; Error() names it.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
 
 // Parser is the command line the options make: what Parse reads, and
 // the help and manual page, every option with its help, its default and
@@ -155,19 +174,33 @@ func (s *Set) Parse(args []string, env Env) ([]string, error) {
 		sources[o.key()] = source
 	}
 	var used []string
+	told := map[Unknown]bool{}
 	read := func(path string) error {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("reading config file %s: %w", path, err)
+			return &FileError{Path: path, Err: fmt.Errorf("reading config file %s: %w", path, err)}
 		}
 		used = append(used, path)
-		return parseINI(path, data, func(section, key, value string) {
+		err = parseINI(path, data, func(section, key, value string) {
 			// Keys must be the option's dest as written (oslo.config does
 			// not read "metadata-url" in a file as metadata_url).
-			if o := s.fileKey(normalizeSection(section) + "." + key); o != nil {
+			k := normalizeSection(section) + "." + key
+			if o := s.fileKey(k); o != nil {
 				assign(o, []string{value}, path)
+				return
 			}
+			u := Unknown{File: path, Section: section, Key: key}
+			if env.Unknown == nil || told[u] || slices.Contains(s.Accepted, k) {
+				return
+			}
+			told[u] = true
+			u.Nearest = s.nearest(normalizeSection(section), key)
+			env.Unknown(u)
 		})
+		if err != nil {
+			return &FileError{Path: path, Err: err}
+		}
+		return nil
 	}
 	readDir := func(d string) error {
 		matches, _ := filepath.Glob(filepath.Join(d, "*.conf"))

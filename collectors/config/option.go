@@ -108,10 +108,11 @@ func (o *Option) flag(name string) string {
 	return o.Group + "-" + name
 }
 
-// shown is how a value appears in a message: never a secret's.
+// shown is how a value appears in a message: never a secret's, nor a
+// URL's query (a pre-signed URL's signature) or user info.
 func (o *Option) shown(vals []string) string {
 	if o.secret() {
 		return secret.Redacted
 	}
-	return strings.Join(vals, ",")
+	return secret.RedactText(strings.Join(vals, ","))
 }

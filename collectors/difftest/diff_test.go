@@ -9,6 +9,12 @@
 // the program under test and $W to the work dir. Steps echo what they want
 // compared; the command given with -c records OS_CONFIG_FILES into the
 // work dir. Write $$ for a dollar sign in -c (oslo.config templates).
+//
+// A case's ours-stderr section (not a file of the work dir) lists, in
+// order, the lines only ours writes to stderr, a deliberate difference
+// (docs/compat.md): the warnings naming a configuration file's unknown
+// options, which the reference ignores without a word. Each must be
+// there; the rest of stderr is compared as always.
 package difftest
 
 import (
@@ -117,15 +123,49 @@ func TestAgainstReference(t *testing.T) {
 			if c.Flags["needs-root"] {
 				needsRoot(t)
 			}
+			oursOnly, hasOursOnly := c.Files[oursStderr]
+			delete(c.Files, oursStderr)
 			ref := run(t, c, refBin)
 			if strings.Contains(ref.Stderr, "Traceback") && !c.Flags["ignore-stderr"] {
 				t.Fatalf("the reference crashed:\n%s", ref.Stderr)
 			}
 			ours := run(t, c, oursBin)
+			if hasOursOnly {
+				var missing []string
+				ours.Stderr, missing = withoutLines(ours.Stderr, strings.Split(strings.TrimSuffix(string(oursOnly), "\n"), "\n"))
+				for _, l := range missing {
+					t.Errorf("ours did not write %q to stderr", l)
+				}
+			}
 			difftest.Compare(t, ref, ours)
 			if !c.Flags["ignore-stderr"] && ref.Stderr != ours.Stderr {
 				t.Errorf("stderr differs (- reference, + ours):\n%s", difftest.LineDiff(ref.Stderr, ours.Stderr))
 			}
 		})
 	}
+}
+
+// oursStderr is the section of a case that lists the lines only ours
+// writes to stderr.
+const oursStderr = "ours-stderr"
+
+// withoutLines removes want's lines from text, each after the one
+// before, and returns what is left and the lines it did not find.
+func withoutLines(text string, want []string) (rest string, missing []string) {
+	lines := strings.SplitAfter(text, "\n")
+	at := 0
+	for _, w := range want {
+		found := false
+		for i := at; i < len(lines); i++ {
+			if strings.TrimSuffix(lines[i], "\n") == w {
+				lines = append(lines[:i], lines[i+1:]...)
+				at, found = i, true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, w)
+		}
+	}
+	return strings.Join(lines, ""), missing
 }

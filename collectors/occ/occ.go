@@ -33,20 +33,13 @@ import (
 // Run runs os-collect-config with args (without the program name). It
 // logs every problem itself; the error carries the exit status.
 func Run(ctx context.Context, args []string, env Env) error {
-	cfg, err := Parse(args, config.Env{Stdout: env.Stdout, Stderr: env.Stderr, LookupEnv: env.lookup, Root: env.Root})
+	// Keys of the files that no option reads: named below, at start-up
+	// only (the daemon's checks for a changed configuration parse again,
+	// silently).
+	var unknown []config.Unknown
+	cfg, err := Parse(args, config.Env{Stdout: env.Stdout, Stderr: env.Stderr, LookupEnv: env.lookup, Root: env.Root,
+		Unknown: func(u config.Unknown) { unknown = append(unknown, u) }})
 	if errors.Is(err, config.ErrExit) {
-		return nil
-	}
-	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
-		code := exitcode.Failure
-		if !errors.As(err, new(*config.Error)) {
-			code = exitcode.Usage // the command line itself
-		}
-		return exitcode.With(code, err)
-	}
-	if cfg.PrintCachedir {
-		fmt.Fprintln(env.Stdout, cfg.CacheDir)
 		return nil
 	}
 	// The reference's visible output is bare messages at WARNING and
@@ -59,8 +52,26 @@ func Run(ctx context.Context, args []string, env Env) error {
 		Identifier: "os-collect-config", Level: level, QuietAttrs: true,
 		Prefix: func(time.Time, slog.Level) string { return "" },
 	})
+	// Unlike the reference (docs/compat.md), which ignores them silently.
+	for _, u := range unknown {
+		log.Warn(u.String())
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, err)
+		code := exitcode.Failure
+		if !errors.As(err, new(*config.Error)) {
+			code = exitcode.Usage // the command line itself, or a file that is no INI
+		}
+		recordStop(env, log, args, err, code)
+		return exitcode.With(code, err)
+	}
+	if cfg.PrintCachedir {
+		fmt.Fprintln(env.Stdout, cfg.CacheDir)
+		return nil
+	}
 	if err := cfg.CheckCollectors(); err != nil {
 		log.Error(err.Error())
+		recordStop(env, log, args, err, exitcode.Failure)
 		return exitcode.With(exitcode.Failure, err)
 	}
 	r := newRunner(cfg, env, log)

@@ -2,12 +2,14 @@ package occ
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/jsondoc"
+	"github.com/tripleo-go/agent/internal/pystr"
 	"github.com/tripleo-go/agent/internal/version"
 )
 
@@ -109,7 +111,23 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 	for _, r := range registry {
 		opts = append(opts, c.Sources[r.Name].Options()...)
 	}
-	return config.Set{Prog: "os-collect-config", Version: version.Reference, Basename: "os-collect-config.conf", Options: opts, Titles: titles, Describe: describe}
+	return config.Set{Prog: "os-collect-config", Version: version.Reference, Basename: "os-collect-config.conf", Options: opts, Titles: titles, Describe: describe,
+		Accepted: referenceOnly}
+}
+
+// referenceOnly are the options the reference registers that only a file
+// sets and that this program has no use for: oslo.config's own and
+// oslo.log's (TestReferenceOptionsAreKnown lists the reference's). A file
+// may hold them without a warning, as it may hold oslo.log's command-line
+// options, which are declared above without effect.
+var referenceOnly = []string{
+	"DEFAULT.config_source", "DEFAULT.config_file", "DEFAULT.config_dir",
+	"DEFAULT.use_stderr", "DEFAULT.use_eventlog", "DEFAULT.log_rotate_interval", "DEFAULT.log_rotate_interval_type",
+	"DEFAULT.max_logfile_count", "DEFAULT.max_logfile_size_mb", "DEFAULT.log_rotation_type",
+	"DEFAULT.logging_context_format_string", "DEFAULT.logging_default_format_string", "DEFAULT.logging_debug_format_suffix",
+	"DEFAULT.logging_exception_prefix", "DEFAULT.logging_user_identity_format", "DEFAULT.default_log_levels",
+	"DEFAULT.publish_errors", "DEFAULT.instance_format", "DEFAULT.instance_uuid_format",
+	"DEFAULT.rate_limit_interval", "DEFAULT.rate_limit_burst", "DEFAULT.rate_limit_except_level",
 }
 
 // Parse builds the configuration from the command line (without the
@@ -133,18 +151,53 @@ func parseWith(registry []collectors.Registration, args []string, env config.Env
 }
 
 // CheckCollectors refuses unknown collector names with the reference's
-// message (which it gives, as a traceback, before doing anything).
+// message (which it gives, as a traceback, before doing anything), and
+// says how to list several when a name holds a comma or a space (the
+// reference reads "collectors = local,heat" as one name, "local,heat").
 func (c *Config) CheckCollectors() error {
 	var bad []jsondoc.Value
+	var hints []string
 	for _, n := range c.Collectors {
 		if _, ok := c.Sources[n]; !ok {
 			bad = append(bad, n)
+			if h := oneNamePerLine(n); h != "" {
+				hints = append(hints, h)
+			}
 		}
 	}
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("Unknown collectors %s. Valid collectors are: %s", jsondoc.PyRepr(bad), jsondoc.PyRepr(jsondoc.StringList(names(registry))))
+	msg := fmt.Sprintf("Unknown collectors %s. Valid collectors are: %s", jsondoc.PyRepr(bad), jsondoc.PyRepr(jsondoc.StringList(names(registry))))
+	if len(hints) > 0 {
+		msg += ". The collectors option takes one name per line: " + strings.Join(hints, "; ")
+	}
+	return &CollectorsError{msg: msg}
+}
+
+// CollectorsError is a collectors list that names a collector there is
+// not: a configuration error.
+type CollectorsError struct{ msg string }
+
+func (e *CollectorsError) Error() string { return e.msg }
+
+// oneNamePerLine is the hint for a name that is a list written on one
+// line ("local,heat", "local heat", `["local", "heat"]`): how to write
+// it; "" for a name that is no list.
+func oneNamePerLine(name string) string {
+	if !strings.ContainsFunc(name, func(r rune) bool { return r == ',' || pystr.IsSpace(r) }) {
+		return ""
+	}
+	parts := strings.FieldsFunc(name, func(r rune) bool { return strings.ContainsRune(",[]\"'", r) || pystr.IsSpace(r) })
+	if len(parts) == 0 {
+		return ""
+	}
+	lines := make([]string, len(parts))
+	for i, p := range parts {
+		lines[i] = fmt.Sprintf("%q", "collectors = "+p)
+	}
+	return fmt.Sprintf("instead of %s write %s, each on a line of its own (on the command line: %s)",
+		jsondoc.PyReprString(name), strings.Join(lines, " and "), strings.Join(parts, " "))
 }
 
 // Shared is what the collectors share of the configuration.

@@ -237,6 +237,32 @@ func TestCheckCollectors(t *testing.T) {
 	}
 }
 
+// A name with a comma or a space is a list written on one line, which
+// the reference reads as one unknown collector: the error says how to
+// write it.
+func TestCheckCollectorsSaysOneNamePerLine(t *testing.T) {
+	valid := ". Valid collectors are: ['heat_local', 'ec2', 'cfn', 'heat', 'request', 'local', 'zaqar']"
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"local,heat"}, "Unknown collectors ['local,heat']" + valid + `. The collectors option takes one name per line: ` +
+			`instead of 'local,heat' write "collectors = local" and "collectors = heat", each on a line of its own (on the command line: local heat)`},
+		{[]string{"local", "heat local"}, "Unknown collectors ['heat local']" + valid + `. The collectors option takes one name per line: ` +
+			`instead of 'heat local' write "collectors = heat" and "collectors = local", each on a line of its own (on the command line: heat local)`},
+		{[]string{`["cfn", "heat"]`, "ec2, local"}, `Unknown collectors ['["cfn", "heat"]', 'ec2, local']` + valid + `. The collectors option takes one name per line: ` +
+			`instead of '["cfn", "heat"]' write "collectors = cfn" and "collectors = heat", each on a line of its own (on the command line: cfn heat); ` +
+			`instead of 'ec2, local' write "collectors = ec2" and "collectors = local", each on a line of its own (on the command line: ec2 local)`},
+		{[]string{"bogus"}, "Unknown collectors ['bogus']" + valid},
+	} {
+		c := newConfig(registry)
+		c.Collectors = tc.names
+		if err := c.CheckCollectors(); err == nil || err.Error() != tc.want {
+			t.Errorf("%q:\n got %v\nwant %s", tc.names, err, tc.want)
+		}
+	}
+}
+
 func TestSecretsNeverPrint(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(dir+"/a.conf", []byte("[cfn]\nsecret_access_key = hunter2\n[heat]\npassword = pw\n"), 0o644)

@@ -41,6 +41,29 @@ type Pass struct {
 	// Converged: the pass ended with the node applying what it collected
 	// (the command succeeded, or there was nothing new).
 	Converged bool `json:"converged"`
+	// Stopped is set when os-collect-config stopped after this pass
+	// without running another: its configuration was refused at
+	// start-up. The fields above are then the last pass's (zero times and
+	// no collectors when none ended before). The next pass's record,
+	// which has no Stopped, replaces it.
+	Stopped *Stop `json:"stopped,omitempty"`
+}
+
+// HasPass reports whether the record holds a pass (a record written on a
+// stop before any pass has none).
+func (p *Pass) HasPass() bool { return !p.Ended.IsZero() }
+
+// Stop is why os-collect-config exited before it could run a pass.
+type Stop struct {
+	At time.Time `json:"at"`
+	// Cause is "configuration": a value, a file or a collector name
+	// refused (a later agent may add causes).
+	Cause string `json:"cause"`
+	// Error is the error line it logged, the refused value in it
+	// (never a secret's, nor a URL's query).
+	Error string `json:"error"`
+	// Exit is its exit status.
+	Exit int `json:"exit"`
 }
 
 // Collector is one collector's result in a pass.
@@ -120,4 +143,21 @@ func Read(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(data, v)
+}
+
+// WriteStop adds stop to os-collect-config's record in dir, keeping the
+// last pass's fields: what the node last did stays in view beside why
+// the agent stopped. An unreadable record is replaced.
+func WriteStop(dir string, stop Stop) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, PassFile)
+	var rec Pass
+	if Read(path, &rec) != nil {
+		rec = Pass{}
+	}
+	rec.Version, rec.Stopped = SchemaVersion, &stop
+	RemoveStaged(path) // a killed writer's
+	return Write(path, rec)
 }

@@ -51,3 +51,36 @@ func TestRemoveStaged(t *testing.T) {
 		}
 	}
 }
+
+// A stop is added to the record, the last pass's fields kept; an
+// unreadable record, or none, becomes one with no pass in it.
+func TestWriteStop(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	stop := Stop{At: time.Unix(1764064805, 0).UTC(), Cause: "configuration", Error: "Unknown collectors ['local,heat']", Exit: 1}
+	if err := WriteStop(dir, stop); err != nil {
+		t.Fatal(err)
+	}
+	var got Pass
+	if err := Read(filepath.Join(dir, PassFile), &got); err != nil || got.HasPass() || got.Stopped == nil || *got.Stopped != stop {
+		t.Fatalf("no pass before: %+v, %v", got, err)
+	}
+	last := Pass{Version: SchemaVersion, Started: time.Unix(1764064800, 0).UTC(), Ended: time.Unix(1764064802, 0).UTC(), Converged: true,
+		Collectors: []Collector{{Name: "local", Result: "ok"}}}
+	Write(filepath.Join(dir, PassFile), last)
+	if err := WriteStop(dir, stop); err != nil {
+		t.Fatal(err)
+	}
+	got = Pass{}
+	if err := Read(filepath.Join(dir, PassFile), &got); err != nil || !got.HasPass() || !got.Ended.Equal(last.Ended) || !got.Converged ||
+		len(got.Collectors) != 1 || got.Stopped == nil || got.Stopped.Error != stop.Error {
+		t.Fatalf("after a pass: %+v, %v", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, PassFile), []byte(`{"vers`), 0o600)
+	if err := WriteStop(dir, stop); err != nil {
+		t.Fatal(err)
+	}
+	got = Pass{}
+	if err := Read(filepath.Join(dir, PassFile), &got); err != nil || got.HasPass() || got.Stopped == nil {
+		t.Fatalf("over a torn record: %+v, %v", got, err)
+	}
+}

@@ -238,6 +238,13 @@ var exitCases = []exitCase{
 		setup: func(t *testing.T, d string) {
 			writePass(t, d, `"converged": false, "command": {"command": "false", "exit": 1}`)
 		}},
+	{section: "tripleo-agent-status", row: "1", name: "os-collect-config stopped on its configuration", doc: "stopped on its configuration", want: 1,
+		argv: []string{"tripleo-agent-status", "--wait"}, env: []string{"OS_COLLECT_CONFIG_STATUS_DIR=D/status", "HEAT_CONFIG_DEPLOYED=D/deployed"},
+		setup: func(t *testing.T, d string) {
+			write(t, d+"/status/status.json", `{"version": 1, "started": "0001-01-01T00:00:00Z", "ended": "0001-01-01T00:00:00Z", "collectors": null,
+ "converged": false, "stopped": {"at": "2026-11-25T10:00:05Z", "cause": "configuration", "error": "Unknown collectors ['local,heat']", "exit": 1}}`, 0o644)
+			os.MkdirAll(d+"/deployed", 0o700)
+		}},
 	{section: "tripleo-agent-status", row: "2", name: "bad option", want: 2,
 		argv: []string{"tripleo-agent-status", "--no-such-option"}},
 	{section: "tripleo-agent-status", row: "3", name: "no pass yet", want: 3,
