@@ -106,7 +106,8 @@ func agentMain(args []string, stdout, stderr io.Writer, getenv func(string) stri
 			fmt.Fprintf(stderr, "tripleo-agent: --man: unknown program %q; the programs are: %s\n", name, strings.Join(programNames(), ", "))
 			return exitcode.Usage
 		}
-		io.WriteString(stdout, page.Man(manDate(getenv), strings.TrimSpace("tripleo-agent "+version.Package)))
+		date := manDate(getenv)
+		io.WriteString(stdout, page.Man(date, argparse.ManSource("tripleo-agent", version.Package, date)))
 		return exitcode.OK
 	}
 	return exitcode.OK
