@@ -267,6 +267,16 @@ func TestBashCompletion(t *testing.T) {
 		{"tripleo-agent --m", "--man"},
 		{"heat-config-notify --", "--help --version"},
 		{"script --", "NONE"},
+		// An option's choices, in both spellings of its value.
+		{"tripleo-agent-status --format ", "json text"},
+		{"tripleo-agent-status --wait --format j", "json"},
+		{"tripleo-agent-status --format =", "json text"},
+		{"tripleo-agent-status --format = t", "text"},
+		{"os-apply-config --key x --type ", "default dsn int netaddress netdevice raw swiftdevices username"},
+		{"os-refresh-config --log-level ", "CRITICAL DEBUG ERROR INFO WARN"},
+		{"tripleo-agent os-refresh-config --log-level D", "DEBUG"},
+		{"tripleo-agent --completion ", "bash"},
+		{"tripleo-agent --man os-c", "os-collect-config os-config-applier"},
 	} {
 		words := strings.Split(tc.line, " ")
 		var q []string
