@@ -68,7 +68,7 @@ func newParser() *argparse.Parser {
 			{Names: []string{"--print-templates"}, Kind: argparse.Flag, Help: "print the template root and exit"},
 			{Names: []string{"-s", "--subhash"}, Kind: argparse.One, Help: "render with the object at this dotted key instead of the whole metadata"},
 			{Names: []string{"--key"}, Kind: argparse.One, Metavar: "KEY", Help: "print the value at this dotted key and exit"},
-			{Names: []string{"--type"}, Kind: argparse.One, Help: "type the --key value must have: " + strings.Join(typeNames(), ", ")},
+			{Names: []string{"--type"}, Kind: argparse.One, Help: "type the --key value must have: " + strings.Join(typeNames(), ", "), Choices: typeNames()},
 			{Names: []string{"--key-default"}, Kind: argparse.One, Help: "print this when --key is missing or null"},
 			{Names: []string{"--boolean-key"}, Kind: argparse.One, Help: "exit 0 if this key is true, 1 if false, 255 otherwise"},
 			{Names: []string{"--version"}, Kind: argparse.Flag, Help: "print the version of the Python programs matched (" + version.Reference + ") on stdout, this build's version and commit on stderr, and exit"},

@@ -43,8 +43,8 @@ func TestNoHookIsSignalledAsFailed(t *testing.T) {
 		!strings.Contains(field(sig, "deploy_stderr"), n.hooks+", "+n.dir+"/root/usr/libexec/heat-config/hooks") {
 		t.Errorf("signal %s", jsondoc.Dumps(sig))
 	}
-	if !strings.Contains(n.stderr.String(), "[ERROR] Skipping group Heat::Ungrouped with no hook script None\n") {
-		t.Errorf("log:\n%s", n.stderr.String())
+	if want := "[ERROR] No hook for group Heat::Ungrouped: no file \"HeatUngrouped\" in " + n.hooks + ", " + n.dir + "/root/usr/libexec/heat-config/hooks, " + n.dir + "/root/var/lib/heat-config/hooks; deployment a fails with status 127\n"; !strings.Contains(n.stderr.String(), want) {
+		t.Errorf("log:\n%s\nwant the line %q", n.stderr.String(), want)
 	}
 	if _, ok := n.notified()["b"]; ok {
 		t.Error("the os-apply-config deployment was signalled")

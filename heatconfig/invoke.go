@@ -83,7 +83,9 @@ func (r *runner) invoke(ctx context.Context, i int, v jsondoc.Value) {
 	defer r.c.deployed.Finish(d.ID())
 	var res hookResult
 	if !found {
-		log.Error(fmt.Sprintf("Skipping group %s with no hook script None", d.Group()))
+		// The reference's line said "with no hook script None".
+		log.Error(fmt.Sprintf("No hook for group %s: no file %q in %s; deployment %s fails with status 127",
+			d.Group(), hookName(d.Group()), strings.Join(r.c.hookDirs, ", "), d.ID()))
 		res = noHook(d.Group(), r.c.hookDirs)
 	} else {
 		w := r.startWarmup(ctx, d)

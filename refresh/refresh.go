@@ -70,7 +70,8 @@ func newParser() *argparse.Parser {
 		Options: []*argparse.Option{
 			{Names: []string{"--print-base"}, Kind: argparse.Flag, Help: "print the base directory and exit"},
 			{Names: []string{"--print-phases"}, Kind: argparse.Flag, Help: "print the phases (tab separated) and exit"},
-			{Names: []string{"--log-level"}, Kind: argparse.One, Metavar: "{ERROR,WARN,CRITICAL,INFO,DEBUG}", Help: "the least severe messages logged (default INFO)"},
+			{Names: []string{"--log-level"}, Kind: argparse.One, Metavar: "{ERROR,WARN,CRITICAL,INFO,DEBUG}", Help: "the least severe messages logged (default INFO)",
+				Choices: []string{"ERROR", "WARN", "CRITICAL", "INFO", "DEBUG"}},
 			{Names: []string{"--lockfile"}, Kind: argparse.One, Help: "lock file that keeps a second run out (default " + DefaultLockfile + ")"},
 			{Names: []string{"--timeout"}, Kind: argparse.One, Help: "seconds the whole run may take; past them the running script gets SIGTERM, then SIGKILL, and the run fails (default: no limit)"},
 		},

@@ -72,6 +72,10 @@ fi
 # Our programs first on PATH: the apply-config hook runs os-apply-config,
 # 55-heat-config runs heat-config-notify, by name.
 export PATH=$root/usr/bin:$PATH
+# 50-heat-config-docker-cmd notes there that the node has had a docker-cmd
+# deployment (default /var/lib/heat-config/docker-cmd.seen): the work
+# directory's, not the machine's.
+export HEAT_DOCKER_CMD_SEEN=$work/docker-cmd.seen
 
 # Modules, each with the program of ours it needs (a hook group, or an
 # os-refresh-config script); none: it needs no program of ours.

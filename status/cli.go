@@ -27,10 +27,12 @@ type CommandLine struct {
 }
 
 // Option is one option: its spellings, the name of its value ("" for a
-// switch) and its help.
+// switch), its help, and the values it takes when they are few (for the
+// completion).
 type Option struct {
 	Names         []string
 	Metavar, Help string
+	Choices       []string
 }
 
 // Section is a titled part of the manual page.
@@ -46,7 +48,7 @@ func CLI() CommandLine {
 		Description: "Shows what os-collect-config's last pass and heat-config's deployments did.",
 		Version:     "tripleo-agent-status: " + version.Current().String(),
 		Options: []Option{
-			{Names: []string{"--format"}, Metavar: "{text,json}", Help: "text for a person (default), or json (docs/status.md)"},
+			{Names: []string{"--format"}, Metavar: "{text,json}", Help: "text for a person (default), or json (docs/status.md)", Choices: []string{"text", "json"}},
 			{Names: []string{"--wait"}, Help: "wait until this boot's first pass has ended"},
 			{Names: []string{"--timeout"}, Metavar: "SECONDS", Help: "how long --wait waits (default 3600)"},
 			{Names: []string{"--collect-logs"}, Help: "write a bug-report bundle, secrets redacted (docs/status.md)"},

@@ -48,6 +48,9 @@ type member struct {
 // configuration, the cache and the deployments, and by form (URL
 // queries, name=value), so the journal's lines lose them too.
 func collectLogs(ctx context.Context, env Env, out string) error {
+	if err := checkOutput(out); err != nil {
+		return err
+	}
 	p := pathsOf(env)
 	now := now(env).UTC()
 	red := &redaction{}

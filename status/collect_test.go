@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -189,5 +190,101 @@ func TestCollectLogsWithoutJournal(t *testing.T) {
 	}
 	if code := exitcode.Of(Run(context.Background(), []string{"-o", out}, env)); code != exitcode.Usage {
 		t.Errorf("-o alone: exit %d", code)
+	}
+}
+
+// The bundle's members are dated when it was made, never later: the
+// tar format holds whole seconds, and rounding up (archive/tar's default)
+// dated them up to half a second in the future, which GNU tar warns of
+// once per member on extraction.
+func TestCollectLogsTimesAreNotInTheFuture(t *testing.T) {
+	_, env, _ := collectNode(t)
+	made := t0.Add(time.Minute + 900*time.Millisecond)
+	env.Now = func() time.Time { return made }
+	out := filepath.Join(t.TempDir(), "bug.tar.gz")
+	if code := exitcode.Of(Run(context.Background(), []string{"--collect-logs", "-o", out}, env)); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, h := range bundleHeaders(t, out) {
+		if h.ModTime.After(made) {
+			t.Errorf("%s: dated %s, after the bundle was made (%s)", h.Name, h.ModTime.UTC(), made)
+		}
+	}
+}
+
+// GNU tar extracts a bundle made just now without a warning.
+func TestCollectLogsExtractsWithoutWarnings(t *testing.T) {
+	tarPath, err := exec.LookPath("tar")
+	if err != nil {
+		t.Skip("no tar")
+	}
+	_, env, _ := collectNode(t)
+	// Made in the second half of a second, when rounding to the
+	// nearest second dates the members up to half a second ahead.
+	if ns := time.Now().Nanosecond(); ns < 600e6 {
+		time.Sleep(time.Duration(600e6 - ns))
+	}
+	env.Now = time.Now
+	out := filepath.Join(t.TempDir(), "bug.tar.gz")
+	if code := exitcode.Of(Run(context.Background(), []string{"--collect-logs", "-o", out}, env)); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	cmd := exec.Command(tarPath, "-xzf", out, "-C", t.TempDir())
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	msg, err := cmd.CombinedOutput()
+	if err != nil || len(msg) > 0 {
+		t.Errorf("tar -xzf: %v\n%s", err, msg)
+	}
+}
+
+func bundleHeaders(t *testing.T, path string) []*tar.Header {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var hs []*tar.Header
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return hs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+}
+
+// A bundle that cannot be written is one error line naming the path
+// given and what is wrong with its directory, never the hidden file the
+// bundle is staged in; nothing is left behind.
+func TestCollectLogsUnwritableOutput(t *testing.T) {
+	_, env, _ := collectNode(t)
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "a-dir"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a-file"), nil, 0o600)
+	for _, tc := range []struct{ out, want string }{
+		{dir + "/absent/x.tgz", "tripleo-agent-status: cannot write " + dir + "/absent/x.tgz: no such directory " + dir + "/absent\n"},
+		{dir + "/a-file/x.tgz", "tripleo-agent-status: cannot write " + dir + "/a-file/x.tgz: " + dir + "/a-file is not a directory\n"},
+		{dir + "/a-dir", "tripleo-agent-status: cannot write " + dir + "/a-dir: it is a directory\n"},
+	} {
+		var stderr strings.Builder
+		env.Stderr = &stderr
+		if code := exitcode.Of(Run(context.Background(), []string{"--collect-logs", "-o", tc.out}, env)); code != exitcode.Failure {
+			t.Errorf("%s: exit %d", tc.out, code)
+		}
+		if stderr.String() != tc.want {
+			t.Errorf("%s: stderr\n%q\nwant\n%q", tc.out, stderr.String(), tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("%d entries left in %s, want 2", len(entries), dir)
 	}
 }

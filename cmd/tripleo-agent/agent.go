@@ -36,8 +36,10 @@ func agentCLI() *argparse.Parser {
 			"argument (tripleo-agent os-collect-config --help). Its programs: " + strings.Join(programNames(), ", ") + ".",
 		Version: version.Current().String(),
 		Options: []*argparse.Option{
-			{Names: []string{"--man"}, Kind: argparse.One, Metavar: "PROGRAM", Help: "print the manual page (roff) of PROGRAM, or of tripleo-agent itself, and exit"},
-			{Names: []string{"--completion"}, Kind: argparse.One, Metavar: "SHELL", Help: "print the completion script of every program for SHELL (bash) and exit"},
+			{Names: []string{"--man"}, Kind: argparse.One, Metavar: "PROGRAM", Help: "print the manual page (roff) of PROGRAM, or of tripleo-agent itself, and exit",
+				Choices: append(programNames(), "tripleo-agent")},
+			{Names: []string{"--completion"}, Kind: argparse.One, Metavar: "SHELL", Help: "print the completion script of every program for SHELL (bash) and exit",
+				Choices: []string{"bash"}},
 		},
 		Manual: argparse.Manual{
 			Summary:  "the TripleO on-node configuration agent",
@@ -106,7 +108,8 @@ func agentMain(args []string, stdout, stderr io.Writer, getenv func(string) stri
 			fmt.Fprintf(stderr, "tripleo-agent: --man: unknown program %q; the programs are: %s\n", name, strings.Join(programNames(), ", "))
 			return exitcode.Usage
 		}
-		io.WriteString(stdout, page.Man(manDate(getenv), strings.TrimSpace("tripleo-agent "+version.Package)))
+		date := manDate(getenv)
+		io.WriteString(stdout, page.Man(date, argparse.ManSource("tripleo-agent", version.Package, date)))
 		return exitcode.OK
 	}
 	return exitcode.OK

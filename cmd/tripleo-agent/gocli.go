@@ -14,7 +14,7 @@ func statusCLI() *argparse.Parser {
 	p := &argparse.Parser{Prog: c.Prog, Description: c.Description, Version: c.Version,
 		Manual: argparse.Manual{Summary: c.Summary}}
 	for _, o := range c.Options {
-		opt := &argparse.Option{Names: o.Names, Kind: argparse.One, Metavar: o.Metavar, Help: o.Help}
+		opt := &argparse.Option{Names: o.Names, Kind: argparse.One, Metavar: o.Metavar, Help: o.Help, Choices: o.Choices}
 		if o.Metavar == "" {
 			opt.Kind = argparse.Flag
 		}

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/version"
 )
 
 // TestMain lets the tests run this test binary as the agent itself
@@ -265,6 +267,16 @@ func TestBashCompletion(t *testing.T) {
 		{"tripleo-agent --m", "--man"},
 		{"heat-config-notify --", "--help --version"},
 		{"script --", "NONE"},
+		// An option's choices, in both spellings of its value.
+		{"tripleo-agent-status --format ", "json text"},
+		{"tripleo-agent-status --wait --format j", "json"},
+		{"tripleo-agent-status --format =", "json text"},
+		{"tripleo-agent-status --format = t", "text"},
+		{"os-apply-config --key x --type ", "default dsn int netaddress netdevice raw swiftdevices username"},
+		{"os-refresh-config --log-level ", "CRITICAL DEBUG ERROR INFO WARN"},
+		{"tripleo-agent os-refresh-config --log-level D", "DEBUG"},
+		{"tripleo-agent --completion ", "bash"},
+		{"tripleo-agent --man os-c", "os-collect-config os-config-applier"},
 	} {
 		words := strings.Split(tc.line, " ")
 		var q []string
@@ -303,6 +315,49 @@ func TestBinProgramsAreTheMakefiles(t *testing.T) {
 	for _, p := range binPrograms[1:] {
 		if manuals[p] == nil {
 			t.Errorf("%s has no manual", p)
+		}
+	}
+}
+
+// The footer of a manual page shows the package's version and the date
+// apart, with the longest title and a snapshot build's version too: man
+// centres the date whatever the left part's length, so a long left part
+// ran into it ("...0123456-12026-11-25").
+func TestManualFooterKeepsVersionAndDateApart(t *testing.T) {
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		t.Skip("no groff")
+	}
+	defer func(v string) { version.Package = v }(version.Package)
+	footer := regexp.MustCompile(`^(\S.*\S) {2,}2026-11-25 {2,}[A-Z-]+\(1\)$`)
+	for _, tc := range []struct{ pkg, left string }{
+		{"1.2-1", "tripleo-agent 1.2-1"},
+		{"1.2.3+4.g0123456-1", "tripleo-agent 1.2.3+4.g0123456-1"},
+		{"1.2.3+14.g0123456-1", "1.2.3+14.g0123456-1"},
+		{"0.0~git20261125.0123456-1", "0.0~git20261125.0123456-1"},
+		{"0.0~git20261125.0123456+dirty-1", "0.0~git20261125.0123456+dirty-1"},
+	} {
+		version.Package = tc.pkg
+		for _, name := range []string{"heat-config-rebuild-deployed", "tripleo-agent"} {
+			var page bytes.Buffer
+			agentMain([]string{"--man", name}, &page, &bytes.Buffer{}, func(k string) string {
+				if k == "SOURCE_DATE_EPOCH" {
+					return "1795600000" // 2026-11-25
+				}
+				return ""
+			})
+			// As man-db lays a page out on 80 columns (MANWIDTH=80).
+			cmd := exec.Command(groff, "-man", "-Tascii", "-rLL=78n", "-rLT=78n")
+			cmd.Stdin = &page
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s: groff: %v", name, err)
+			}
+			lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+			last := lines[len(lines)-1]
+			if m := footer.FindStringSubmatch(last); m == nil || m[1] != tc.left {
+				t.Errorf("%s, version %s: footer %q, want %q, the date and the title apart", name, tc.pkg, last, tc.left)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ package rebuild
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,8 +38,17 @@ const readTimeout = 5 * time.Minute
 var skipped = map[string]bool{"os-apply-config": true, deployment.Ungrouped: true}
 
 // Run marks the deployments as deployed. Arguments are ignored, as by
-// the reference.
+// the reference. An error that stops it is one line on stderr.
 func Run(ctx context.Context, _ []string, env Env) error {
+	err := run(ctx, env)
+	var e *exitcode.Error
+	if errors.As(err, &e) && e.Err != nil {
+		fmt.Fprintf(env.Stderr, "heat-config-rebuild-deployed: %v\n", e.Err)
+	}
+	return err
+}
+
+func run(ctx context.Context, env Env) error {
 	fmt.Fprintln(env.Stdout, "Reading deployments via os-apply-config")
 	var out, errOut bytes.Buffer
 	res, err := proc.Run(ctx, proc.Spec{
@@ -61,6 +71,18 @@ func Run(ctx context.Context, _ []string, env Env) error {
 	if err := os.MkdirAll(dir.String(), 0o700); err != nil {
 		return exitcode.With(exitcode.Failure, err)
 	}
+	// 55-heat-config's lock: its run is the directory's only writer, and
+	// one that is deciding what to run must not see marks appear.
+	lock, err := dir.Lock(ctx, func() {
+		fmt.Fprintf(env.Stderr, "Waiting for another heat-config run to finish (%s)\n", dir)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitcode.With(exitcode.Terminated, fmt.Errorf("stopped while waiting for the lock on %s; nothing marked", dir))
+		}
+		return exitcode.With(exitcode.Failure, err)
+	}
+	defer lock.Unlock()
 	failed := false
 	for i, v := range list {
 		d, err := deployment.FromValue(v)

@@ -6,8 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/tripleo-go/agent/heatconfig/deployed"
+	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -80,5 +84,90 @@ func TestLegacyDirAndHostileIDs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "var/run/x.json")); err == nil {
 		t.Error("a file was written outside the state directory")
+	}
+}
+
+// lockedBuffer is a Buffer the program writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The state directory has one writer at a time: while 55-heat-config
+// holds its lock, the rebuild says it waits and writes nothing; it
+// marks the deployments once the lock is free, or, stopped while it
+// waits, leaves the directory as it was.
+func TestWaitsForTheStateDirectoryLock(t *testing.T) {
+	bin := agent.Dir(t)
+	for _, release := range []string{"unlock", "stop"} {
+		t.Run(release, func(t *testing.T) {
+			root := t.TempDir()
+			md := filepath.Join(root, "md.json")
+			os.WriteFile(md, []byte(`{"deployments": [{"id": "a", "group": "script", "inputs": []}]}`), 0o600)
+			dir := deployed.Dir(filepath.Join(root, "var/lib/heat-config/deployed"))
+			os.MkdirAll(dir.String(), 0o700)
+			lock, err := dir.Lock(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Unlock()
+			var out, errOut lockedBuffer
+			env := Env{Stdout: &out, Stderr: &errOut, Root: root, Environ: []string{"PATH=" + bin, "OS_CONFIG_FILES=" + md}}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- Run(ctx, nil, env) }()
+			for !strings.Contains(errOut.String(), "Waiting for another heat-config run to finish ("+dir.String()+")\n") {
+				select {
+				case err := <-done:
+					t.Fatalf("ended while another run held the lock (%v)\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			if dir.Deployed("a") {
+				t.Fatal("a was marked while another run held the lock")
+			}
+			if release == "unlock" {
+				lock.Unlock()
+			} else {
+				cancel()
+			}
+			err = <-done
+			if release == "unlock" && (err != nil || !dir.Deployed("a")) {
+				t.Errorf("after the lock was freed: %v, a marked %v\n%s", err, dir.Deployed("a"), errOut.String())
+			}
+			if release == "stop" && (exitcode.Of(err) != exitcode.Terminated || dir.Deployed("a") ||
+				!strings.HasSuffix(errOut.String(), "heat-config-rebuild-deployed: stopped while waiting for the lock on "+dir.String()+"; nothing marked\n")) {
+				t.Errorf("stopped while waiting: exit %d, a marked %v\n%s", exitcode.Of(err), dir.Deployed("a"), errOut.String())
+			}
+		})
+	}
+}
+
+// An error that stops the run is one line on stderr, named after the
+// program (it used to exit 1 without a word).
+func TestErrorIsOneLine(t *testing.T) {
+	bin := agent.Dir(t)
+	root := t.TempDir()
+	md := filepath.Join(root, "md.json")
+	os.WriteFile(md, []byte(`{"deployments": {"id": "a"}}`), 0o600)
+	var out, errOut bytes.Buffer
+	env := Env{Stdout: &out, Stderr: &errOut, Root: root, Environ: []string{"PATH=" + bin, "OS_CONFIG_FILES=" + md}}
+	err := Run(context.Background(), nil, env)
+	if exitcode.Of(err) != exitcode.Failure || !strings.HasPrefix(errOut.String(), "heat-config-rebuild-deployed: the deployments key: ") ||
+		strings.Count(errOut.String(), "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", exitcode.Of(err), errOut.String())
 	}
 }

@@ -120,12 +120,11 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc
 	out := env.RunTool(ctx, hooks.Tool{
 		Argv: argv, Env: environ.With(env.Environ, "heat_outputs_path", outputsPath), Dir: working,
 	})
-	if out.NotFound {
-		log.Warn("chef-client not installed yet")
-	}
 	red := d.Redactor()
 	log.Debug("Chef output: " + jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStdout)))))
-	if out.Status != 0 {
+	if out.NotFound {
+		log.Error(argv[0] + " is not installed")
+	} else if out.Status != 0 {
 		log.Error(fmt.Sprintf("Chef return code %d:\n%s", out.Status, jsondoc.PyReprBytes([]byte(red.Redact(string(out.RawStderr))))))
 	}
 	res := statusFirst(out.Status, out.Stdout, out.Stderr)

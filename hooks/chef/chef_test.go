@@ -196,4 +196,7 @@ func TestChefNotInstalled(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || res["deploy_status_code"] != 127.0 || res["deploy_stderr"] != "no-such-chef-client: command not found" {
 		t.Errorf("result %s (%v)", r.Stdout, err)
 	}
+	if want := "[ERROR] no-such-chef-client is not installed\n"; !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "yet") {
+		t.Errorf("log\n%s\nwant the line %q", r.Stderr, want)
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/deadline"
+	"github.com/tripleo-go/agent/internal/durable"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
@@ -29,6 +32,7 @@ var Cleanup = hooks.Script{
 	Environment: []argparse.Item{
 		{Tag: hooks.DeploymentsVar, Text: "The deployments list (default " + hooks.DefaultDeployments + ")."},
 		{Tag: CmdVar, Text: "The container command, docker (the default) or podman, or a path to either."},
+		{Tag: SeenVar, Text: "The file that notes that this node has had a docker-cmd deployment (default " + DefaultSeen + "): without it and without one in the list, no container command is run."},
 		{Tag: hooks.TimeoutVar, Text: "The deadline of each container command in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
 	},
 	ExitStatus: "0, also when the list is missing or not JSON, or a container command fails; " +
@@ -59,6 +63,16 @@ func cleanup(ctx context.Context, henv hooks.Env) error {
 		// package puts this script on every node; one that runs no
 		// docker-cmd deployment says nothing on each pass (the reference
 		// logged two warnings and its commands).
+		return nil
+	}
+	seen := henv.Setting(SeenVar, DefaultSeen)
+	if len(ids) > 0 {
+		noteDockerCmd(seen, log)
+	} else if _, err := os.Lstat(seen); errors.Is(err, fs.ErrNotExist) {
+		// Never a docker-cmd deployment here, so no container of one to
+		// remove or rename: no command (the reference ran its two `ps`
+		// on every pass, and where docker is installed and not running
+		// ours logged their "Cannot connect to the Docker daemon").
 		return nil
 	}
 	c.deleteMissing(ctx, ids)
@@ -194,4 +208,41 @@ func (c cleaner) rename(ctx context.Context) {
 		}
 		c.dk.Execute(ctx, []string{c.dk.Cmd, "rename", name, desired})
 	}
+}
+
+// SeenVar names the file that notes that this node has had a docker-cmd
+// deployment, DefaultSeen where it is: once one was in the list, its
+// containers may outlive it, and every later run looks for them.
+const (
+	SeenVar     = "HEAT_DOCKER_CMD_SEEN"
+	DefaultSeen = "/var/lib/heat-config/docker-cmd.seen"
+)
+
+// seenNote is the note's text, for an operator who finds it.
+const seenNote = "This node has had a docker-cmd deployment: 50-heat-config-docker-cmd looks for the containers of removed ones on every run.\n"
+
+// noteDockerCmd writes the note unless it is there. A note that cannot
+// be written is a warning: this run cleans up all the same, and a later
+// one without a docker-cmd deployment in the list would not.
+func noteDockerCmd(path string, log *slog.Logger) {
+	if _, err := os.Lstat(path); err == nil {
+		return
+	}
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = durable.WriteFile(path, []byte(seenNote))
+	}
+	if err != nil {
+		log.Warn(fmt.Sprintf("Could not note that this node has docker-cmd deployments (%s: %v): their containers may stay after the last one is removed",
+			path, unwrapPath(err)))
+	}
+}
+
+// unwrapPath is err without the path an *fs.PathError adds.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

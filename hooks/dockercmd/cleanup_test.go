@@ -26,6 +26,18 @@ type run struct {
 	calls [][]string // argv after the tool
 }
 
+// seenFile is where the script notes that the node has had a docker-cmd
+// deployment: beside the fake tool, so the runs of one test share it.
+func seenFile(tool string) string { return filepath.Join(filepath.Dir(tool), "docker-cmd.seen") }
+
+// hadDockerCmd notes it beforehand, as an earlier run would have.
+func hadDockerCmd(t *testing.T, tool string) {
+	t.Helper()
+	if err := os.WriteFile(seenFile(tool), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // do runs the script once with a fresh state path and checks its calls;
 // it returns the exit status and the log.
 func do(t *testing.T, tool string, r run) (int, string) {
@@ -40,7 +52,7 @@ func do(t *testing.T, tool string, r run) (int, string) {
 	state := filepath.Join(dir, "test_state.json")
 	var stderr bytes.Buffer
 	err := hooks.RunScript(context.Background(), dockercmd.Cleanup, nil, hooks.Env{Stderr: &stderr, Environ: hooktest.Environ(t, filepath.Dir(tool), state, r.resp,
-		dockercmd.CmdVar+"="+tool, hooks.DeploymentsVar+"="+list)})
+		dockercmd.CmdVar+"="+tool, hooks.DeploymentsVar+"="+list, dockercmd.SeenVar+"="+seenFile(tool))})
 	if n := hooktest.Calls(state); n != len(r.calls) {
 		t.Fatalf("%d calls, want %d\n%s", n, len(r.calls), stderr.String())
 	}
@@ -103,6 +115,7 @@ func TestCleanup(t *testing.T) {
 // reference's message; names sort the renames.
 func TestCleanupRenameWaitsForTheName(t *testing.T) {
 	tool := hooktest.Tool(t, t.TempDir(), "config-tool-fake")
+	hadDockerCmd(t, tool)
 	code, log := do(t, tool, run{"[]", []hooktest.Response{{Stdout: "\n"}, {Stdout: "web-x1 web\nweb web\nb-2 b\n"}, {}},
 		[][]string{psIDs, psNames, {"rename", "b-2", "b"}}})
 	if code != 0 || !strings.Contains(log, `[INFO] Cannot rename "web-x1" since "web" still exists`+"\n") {
@@ -113,6 +126,7 @@ func TestCleanupRenameWaitsForTheName(t *testing.T) {
 // podman's ps has no .Label: the labels are read with index .Labels.
 func TestCleanupPodmanFormats(t *testing.T) {
 	tool := hooktest.Tool(t, t.TempDir(), "podman")
+	hadDockerCmd(t, tool)
 	do(t, tool, run{"[]", []hooktest.Response{{Stdout: "\n"}, {Stdout: "\n"}}, [][]string{
 		{"ps", "-a", "--filter", "label=managed_by=docker-cmd", "--format", `{{index .Labels "config_id"}}`},
 		{"ps", "-a", "--format", `{{.Names}} {{index .Labels "container_name"}}`}}})
@@ -123,6 +137,7 @@ func TestCleanupPodmanFormats(t *testing.T) {
 // A failing rm is logged with its stderr.
 func TestCleanupLists(t *testing.T) {
 	tool := hooktest.Tool(t, t.TempDir(), "config-tool-fake")
+	hadDockerCmd(t, tool)
 	for _, tc := range []struct {
 		list string
 		code int
@@ -160,5 +175,52 @@ func TestCleanupNoContainerCommandIsQuiet(t *testing.T) {
 		"PATH=" + dir, dockercmd.CmdVar + "=docker", hooks.DeploymentsVar + "=" + list}})
 	if err != nil || stderr.Len() != 0 {
 		t.Errorf("without docker: %v, log %q; want success and no log", err, stderr.String())
+	}
+}
+
+// A node that has never had a docker-cmd deployment has no container of
+// one to remove or rename: the script runs no container command (the
+// reference ran two `ps` on every pass, each logging "Cannot connect to
+// the Docker daemon" where docker is installed and not running) and
+// says nothing.
+func TestCleanupWithoutDockerCmdDeploymentsRunsNothing(t *testing.T) {
+	for _, list := range []string{"[]", `[{"id": "s", "group": "script"}, {"id": "p", "group": "puppet"}]`} {
+		tool := hooktest.Tool(t, t.TempDir(), "config-tool-fake")
+		code, log := do(t, tool, run{list: list})
+		if code != 0 || log != "" {
+			t.Errorf("%s: exit %d, log %q", list, code, log)
+		}
+		if _, err := os.Stat(seenFile(tool)); err == nil {
+			t.Errorf("%s: noted a docker-cmd deployment", list)
+		}
+	}
+}
+
+// Once the list has had a docker-cmd deployment, the script notes it, so
+// that it removes the containers after the last such deployment is gone;
+// a note it cannot write is a warning, and the cleanup still runs.
+func TestCleanupRemembersDockerCmdDeployments(t *testing.T) {
+	tool := hooktest.Tool(t, t.TempDir(), "config-tool-fake")
+	do(t, tool, run{"[" + deployment("abc123") + "]", []hooktest.Response{{Stdout: "\n"}, {Stdout: "\n"}}, [][]string{psIDs, psNames}})
+	note, err := os.ReadFile(seenFile(tool))
+	if err != nil || !strings.Contains(string(note), "docker-cmd") {
+		t.Fatalf("note %q (%v)", note, err)
+	}
+	if code, log := do(t, tool, run{`[{"id": "s", "group": "script"}]`, append(slices.Clone(three), hooktest.Response{Stdout: "\n"}), removed}); code != 0 {
+		t.Errorf("exit %d\n%s", code, log)
+	}
+
+	tool = hooktest.Tool(t, t.TempDir(), "config-tool-fake")
+	os.WriteFile(filepath.Join(filepath.Dir(tool), "file"), nil, 0o600)
+	dir := t.TempDir()
+	list := filepath.Join(dir, "heat-config")
+	os.WriteFile(list, []byte("["+deployment("abc123")+"]"), 0o600)
+	state := filepath.Join(dir, "test_state.json")
+	var stderr bytes.Buffer
+	unwritable := filepath.Join(filepath.Dir(tool), "file", "docker-cmd.seen")
+	err = hooks.RunScript(context.Background(), dockercmd.Cleanup, nil, hooks.Env{Stderr: &stderr, Environ: hooktest.Environ(t, filepath.Dir(tool), state,
+		[]hooktest.Response{{Stdout: "\n"}, {Stdout: "\n"}}, dockercmd.CmdVar+"="+tool, hooks.DeploymentsVar+"="+list, dockercmd.SeenVar+"="+unwritable)})
+	if err != nil || hooktest.Calls(state) != 2 || !strings.Contains(stderr.String(), "[WARNING] Could not note that this node has docker-cmd deployments ("+unwritable+": ") {
+		t.Errorf("unwritable note: %v, %d calls\n%s", err, hooktest.Calls(state), stderr.String())
 	}
 }

@@ -173,7 +173,7 @@ func TestRealPodman(t *testing.T) {
 
 	envFile := filepath.Join(dir, "who.env")
 	write(t, envFile, "WHO=docker-cmd\n")
-	env = append(env, dockercmd.CmdVar+"=podman", "HEAT_CONFIG_HOOK_TIMEOUT=120")
+	env = append(env, dockercmd.CmdVar+"=podman", "HEAT_CONFIG_HOOK_TIMEOUT=120", dockercmd.SeenVar+"="+filepath.Join(dir, "docker-cmd.seen"))
 	deploy := func(id string) map[string]any {
 		d := `{"id": "` + id + `", "name": "real", "group": "docker-cmd", "inputs": [{"name": "deploy_stack_id", "value": "stack"},
 		{"name": "deploy_resource_name", "value": "res"}], "config": ` + realConfig(envFile) + `}`

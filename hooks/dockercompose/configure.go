@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/hooks"
@@ -86,19 +87,39 @@ func cleanupStale(ctx context.Context, env hooks.Env, dir string, names map[stri
 		log.Error(err.Error())
 		return err
 	}
-	var failed error
+	var stale []string
 	for _, ent := range ents {
-		proj := pypath.Join(dir, ent.Name())
-		file := pypath.Join(proj, ComposeFile)
+		file := pypath.Join(pypath.Join(dir, ent.Name()), ComposeFile)
 		if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() || names[ent.Name()] {
 			continue
 		}
-		log.Info("Killing the containers of " + proj + ": no deployment is named " + ent.Name())
-		out := env.RunTool(ctx, hooks.Tool{Argv: []string{env.Setting(CmdVar, DefaultCmd), "kill"}, Dir: proj})
-		if out.Status != 0 {
-			// As in the reference, the project is retired anyway: its
-			// deployment is gone, and a kill that fails would fail again.
-			log.Warn(fmt.Sprintf("%s kill in %s: status %d: %s", env.Setting(CmdVar, DefaultCmd), proj, out.Status, out.Stderr))
+		stale = append(stale, ent.Name())
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	cmd := env.Setting(CmdVar, DefaultCmd)
+	installed := hooks.Installed(env, cmd)
+	if !installed {
+		// Nothing to kill them with (nor could the hook have started
+		// them): one line for the run, not a kill failing with 127 for
+		// each. The reference crashed on the missing command, status 1,
+		// and so stopped os-refresh-config, on every pass.
+		log.Warn(fmt.Sprintf("%s is not installed: the projects no deployment names (%s, in %s) are retired without %s kill",
+			cmd, strings.Join(stale, ", "), dir, DefaultCmd))
+	}
+	var failed error
+	for _, name := range stale {
+		proj := pypath.Join(dir, name)
+		file := pypath.Join(proj, ComposeFile)
+		if installed {
+			log.Info("Killing the containers of " + proj + ": no deployment is named " + name)
+			out := env.RunTool(ctx, hooks.Tool{Argv: []string{cmd, "kill"}, Dir: proj})
+			if out.Status != 0 {
+				// As in the reference, the project is retired anyway: its
+				// deployment is gone, and a kill that fails would fail again.
+				log.Warn(fmt.Sprintf("%s kill in %s: status %d: %s", cmd, proj, out.Status, out.Stderr))
+			}
 		}
 		if err := os.Remove(file); err != nil {
 			log.Error(err.Error())

@@ -138,3 +138,39 @@ func TestConfigureWithoutProjectsLeavesNothing(t *testing.T) {
 		t.Errorf("exit %d, log %s", code, log)
 	}
 }
+
+// On a node without docker-compose no container of a project can run,
+// so a project no deployment names is retired without a kill, and one
+// WARNING line says so for the run, naming the projects; the next run,
+// with nothing left to retire, says nothing (the reference crashed on
+// the missing command, status 1, on every pass).
+func TestConfigureWithoutDockerCompose(t *testing.T) {
+	f := setup(t)
+	for _, name := range []string{"gone", "old", "kept"} {
+		writeFile(t, filepath.Join(f.working, name, "docker-compose.yml"), "web: {}\n")
+	}
+	conf := filepath.Join(t.TempDir(), "heat-config")
+	writeFile(t, conf, `[{"name": "kept", "group": "docker-compose", "config": {"web": {"image": "x"}}}]`)
+	pass := func() (int, string) {
+		var log strings.Builder
+		env := hooks.Env{Environ: f.environ(t, nil, dockercompose.ConfigVar+"="+conf, dockercompose.CmdVar+"=no-such-docker-compose"),
+			Log: hooktest.Logger(&log)}
+		return exitcode.Of(hooks.RunScript(context.Background(), dockercompose.Configure, nil, env)), log.String()
+	}
+	code, log := pass()
+	want := "[WARNING] no-such-docker-compose is not installed: the projects no deployment names (gone, old, in " + f.working + ") are retired without docker-compose kill\n"
+	if code != 0 || strings.Count(log, "\n") != 1 || !strings.HasSuffix(log, want) {
+		t.Errorf("first run: exit %d, log\n%s\nwant the one line %q", code, log, want)
+	}
+	for _, name := range []string{"gone", "old"} {
+		if fileExists(filepath.Join(f.working, name, "docker-compose.yml")) {
+			t.Errorf("%s was not retired", name)
+		}
+	}
+	if !fileExists(filepath.Join(f.working, "kept", "docker-compose.yml")) {
+		t.Error("kept was retired")
+	}
+	if code, log := pass(); code != 0 || log != "" {
+		t.Errorf("second run: exit %d, log %q", code, log)
+	}
+}

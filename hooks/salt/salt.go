@@ -76,16 +76,18 @@ func Run(ctx context.Context, d *deployment.Deployment, env hooks.Env) (*jsondoc
 
 	log.Debug("Applying Salt state " + stateFile)
 	out := env.RunTool(ctx, hooks.Tool{Argv: argv, Env: environ.With(env.Environ, MinionConfigVar, minion), Dir: working})
-	if out.NotFound {
-		log.Warn("salt-call not installed yet")
-	}
 	ret, ok := readAnswer(env, outFile)
 	res := jsondoc.NewObject(len(d.Outputs()) + 3)
 	if !ok {
 		// No answer: salt-call stopped before the state ran (a bad
-		// option, a missing SLS, a crash, the deadline). The reference
-		// crashed here; we say what salt-call said.
-		log.Error("Salt invocation error while applying Salt sate " + stateFile)
+		// option, a missing SLS, a crash, the deadline), or is not
+		// there. The reference crashed here; we say what salt-call said.
+		// Its log line had "sate" for "state".
+		if out.NotFound {
+			log.Error(argv[0] + " is not installed: Salt state " + stateFile + " not applied")
+		} else {
+			log.Error("Salt invocation error while applying Salt state " + stateFile)
+		}
 		status := out.Status
 		if status == 0 {
 			status = 1

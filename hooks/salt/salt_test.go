@@ -161,13 +161,19 @@ func TestNoAnswer(t *testing.T) {
 	}
 	r := hooktest.Run(t, salt.Hook, data(slsok), f.environ(t, hooktest.Response{Stderr: "Passed invalid arguments", Returncode: 1}))
 	want := `{"first_output": null, "second_output": null, "deploy_stdout": "", "deploy_stderr": "Passed invalid arguments", "deploy_status_code": 1}`
-	if r.Code != 0 || r.Stdout != want || !strings.Contains(r.Stderr, "[ERROR] Salt invocation error while applying Salt sate fake_stack.sls\n") {
+	if r.Code != 0 || r.Stdout != want || !strings.Contains(r.Stderr, "[ERROR] Salt invocation error while applying Salt state fake_stack.sls\n") {
 		t.Errorf("exit %d\n got %s\nwant %s\n%s", r.Code, r.Stdout, want, r.Stderr)
 	}
 	f = setup(t)
 	r = hooktest.Run(t, salt.Hook, data(slsok), f.environ(t, nil, "HEAT_SALT_CMD=salt-call-missing"))
 	if res := r.JSON(t); res["deploy_status_code"] != 127.0 || res["deploy_stderr"] != "salt-call-missing: command not found" {
 		t.Errorf("not installed: %s", r.Stdout)
+	}
+	// One line says so, as it is: not "not installed yet", and no
+	// invocation error (salt was never invoked).
+	if want := "[ERROR] salt-call-missing is not installed: Salt state fake_stack.sls not applied\n"; !strings.Contains(r.Stderr, want) ||
+		strings.Contains(r.Stderr, "yet") || strings.Contains(r.Stderr, "invocation") {
+		t.Errorf("not installed: log\n%s\nwant the line %q", r.Stderr, want)
 	}
 }
 

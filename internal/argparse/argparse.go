@@ -35,6 +35,10 @@ type Option struct {
 	// Group titles the section of the help the option is listed in
 	// ("Heat Metadata options"); "" is the first, "options".
 	Group string
+	// Choices are the values the completion offers after the option. The
+	// help shows Metavar, as the reference's; the program checks the
+	// value itself, in its own words.
+	Choices []string
 }
 
 // Parser holds a program's options.

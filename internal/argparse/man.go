@@ -99,6 +99,26 @@ func (p *Parser) Man(date, source string) string {
 	return b.String()
 }
 
+// footerWidth is the line man lays a page out in on 80 columns
+// (MANWIDTH=80 gives 78).
+const footerWidth = 78
+
+// ManSource is the .TH source (the footer's left part) of a page of the
+// package name at version: "name version", else the version alone, else
+// the name, the first that ends two columns before the date. man centres
+// the date in the footer whatever the left part's length, so a longer
+// one (a snapshot's "tripleo-agent 0.0~git20261125.0123456-1") runs into
+// it.
+func ManSource(name, version, date string) string {
+	room := (footerWidth-len(date))/2 - 2
+	for _, s := range []string{strings.TrimSpace(name + " " + version), version} {
+		if s != "" && len(s) <= room {
+			return s
+		}
+	}
+	return name
+}
+
 // manySynopsisOptions is where the synopsis stops listing the options
 // (os-collect-config has 72) and says [OPTION ...].
 const manySynopsisOptions = 16

@@ -98,3 +98,20 @@ func TestAnswer(t *testing.T) {
 		}
 	}
 }
+
+// The footer's left part is the package and its version when they leave
+// the centred date two columns, else the version alone, else the name.
+func TestManSource(t *testing.T) {
+	for _, tc := range []struct{ version, date, want string }{
+		{"", "2026-11-25", "tripleo-agent"},
+		{"1.2-1", "2026-11-25", "tripleo-agent 1.2-1"},
+		{"1.2.3+4.g0123456-1", "2026-11-25", "tripleo-agent 1.2.3+4.g0123456-1"},
+		{"0.0~git20261125.0123456-1", "2026-11-25", "0.0~git20261125.0123456-1"},
+		{"1.2-1", "", "tripleo-agent 1.2-1"},
+		{strings.Repeat("9", 40), "2026-11-25", "tripleo-agent"},
+	} {
+		if got := ManSource("tripleo-agent", tc.version, tc.date); got != tc.want {
+			t.Errorf("%q, %q: %q, want %q", tc.version, tc.date, got, tc.want)
+		}
+	}
+}

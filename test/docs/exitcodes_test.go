@@ -58,12 +58,13 @@ type exitCase struct {
 
 // unexercised are rows this test does not run, with the test that does.
 var unexercised = map[[2]string]string{
-	{"os-refresh-config", "killed"}: "refresh TestSignals* (refresh/refresh_test.go)",
-	{"os-collect-config", "killed"}: "collectors/occ and test/systemd (SIGTERM to the daemon)",
-	{"55-heat-config", "143"}:       "heatconfig/improvements_test.go (SIGTERM during a hook)",
-	{"heat-config-notify", "143"}:   "notify TestStopSaysStopped, test/chaos (a stop while signalling)",
-	{"99-refresh-completed", "143"}: "refreshcompleted TestStopWhileRetryingSaysStopped",
-	{"20-os-net-config", "143"}:     "netconfig TestStopWhileWaitingForTheMetadataServer",
+	{"os-refresh-config", "killed"}:         "refresh TestSignals* (refresh/refresh_test.go)",
+	{"os-collect-config", "killed"}:         "collectors/occ and test/systemd (SIGTERM to the daemon)",
+	{"55-heat-config", "143"}:               "heatconfig/improvements_test.go (SIGTERM during a hook)",
+	{"heat-config-notify", "143"}:           "notify TestStopSaysStopped, test/chaos (a stop while signalling)",
+	{"99-refresh-completed", "143"}:         "refreshcompleted TestStopWhileRetryingSaysStopped",
+	{"20-os-net-config", "143"}:             "netconfig TestStopWhileWaitingForTheMetadataServer",
+	{"heat-config-rebuild-deployed", "143"}: "rebuild TestWaitsForTheStateDirectoryLock (a stop while it waits)",
 }
 
 func write(t *testing.T, path, data string, mode os.FileMode) {
