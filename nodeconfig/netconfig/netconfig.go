@@ -21,11 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tripleo-go/agent/applyconfig/metadata"
@@ -174,28 +173,27 @@ func lookPath(name, path string) string {
 	return ""
 }
 
-// hostPattern takes the host out of a URL as the reference's sed did:
-// everything from "://" to the next colon (so a URL without a port
-// keeps its path; TripleO's URLs all have one).
-var hostPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`http.*://([^:]*).*`) })
-
-// metadataServer is the host of the first Heat endpoint in the metadata,
-// or "".
+// metadataServer is the host of the first Heat endpoint set in the
+// metadata (checkURLs took it: an http or https URL with a host), or "".
+// It is the URL's host, not what the reference's sed made of it (from
+// "://" to the next colon): that was "[fd00" for an IPv6 literal and
+// "host/path" for a URL without a port, which no ping reaches, so that
+// a good network change ended in the safe defaults with --cleanup a
+// minute later (docs/compat.md).
 func (r *runner) metadataServer() string {
 	for _, key := range urlKeys {
 		v, _ := metadata.Lookup(r.cfg, key)
-		lines := strings.Split(metadata.Raw(v), "\n")
-		for i, l := range lines {
-			lines[i] = hostPattern().ReplaceAllString(l, "$1")
+		s, _ := v.(string)
+		if strings.TrimRight(s, "\n") == "" {
+			continue
 		}
-		if host := strings.TrimRight(strings.Join(lines, "\n"), "\n"); host != "" {
-			return strings.Join(strings.FieldsFunc(host, isIFS), " ")
+		if u, err := url.Parse(s); err == nil {
+			return u.Hostname()
 		}
+		return ""
 	}
 	return ""
 }
-
-func isIFS(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }
 
 // isLocal tells whether `ip -o a` lists addr on one of our interfaces.
 func (r *runner) isLocal(ctx context.Context, addr string) bool {
@@ -221,7 +219,7 @@ func (r *runner) pingMetadataServer(ctx context.Context) bool {
 		return true
 	}
 	fmt.Fprintf(r.env.Stdout, "Trying to ping metadata IP %s...", host)
-	args := append([]string{"-c", "1"}, strings.Split(host, " ")...)
+	args := []string{"-c", "1", host}
 	for tries := 1; ; tries++ {
 		if r.command(ctx, io.Discard, io.Discard, "ping", args...) == 0 {
 			fmt.Fprintln(r.env.Stdout, "SUCCESS")

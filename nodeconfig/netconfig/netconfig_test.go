@@ -29,7 +29,9 @@ import (
 // configuration files os-net-config was given) and etc.txt (the files of
 // /etc/os-net-config and /etc/udev/rules.d with their modes), with
 // dhcp_all_interfaces.yaml when written. bad-* cases are metadata we
-// refuse: expected/stderr is our one line, and nothing runs.
+// refuse: expected/stderr is our one line, and nothing runs; fixed-*
+// cases are good metadata on which we differ on purpose (docs/compat.md):
+// expected/ is ours.
 func caseNames(t *testing.T) []string {
 	t.Helper()
 	entries, err := os.ReadDir("testdata/cases")
@@ -315,17 +317,20 @@ func TestBadMetadataChangesNothing(t *testing.T) {
 	}
 }
 
-// What the ping reads is taken as the reference takes it once it is a
-// URL with a host: an IPv6 literal pings the reference's "[fd00"
-// (docs/compat.md), empty or null endpoints are skipped, and none set
-// is "No metadata IP found. Skipping.".
+// What the ping reads is the host of the first endpoint set, a URL with
+// a host: an IPv6 literal pings the address (the reference pinged
+// "[fd00"), a URL without a port its host (the reference: "host/path";
+// docs/compat.md), a local address is not pinged, empty or null
+// endpoints are skipped, and none set is "No metadata IP found. Skipping.".
 func TestEndpointsThatAreTaken(t *testing.T) {
 	const config = `{"os_net_config": {"network_config": []}, "os-collect-config": `
-	for _, c := range []struct{ name, endpoints, stdout, pings string }{
-		{"ipv6 literal", `{"heat": {"auth_url": "https://[fd00::1]:13000/v3"}}`, "Trying to ping metadata IP [fd00...SUCCESS\n", "ping -c 1 [fd00\n"},
-		{"no port", `{"heat": {"auth_url": "https://undercloud/v3"}}`, "Trying to ping metadata IP undercloud/v3...SUCCESS\n", "ping -c 1 undercloud/v3\n"},
+	for _, c := range []struct{ name, endpoints, stdout, commands string }{
+		{"ipv6 literal", `{"heat": {"auth_url": "https://[fd00::1]:13000/v3"}}`, "Trying to ping metadata IP fd00::1...SUCCESS\n", "ip -o a\nping -c 1 fd00::1\n"},
+		{"ipv6 literal, local", `{"heat": {"auth_url": "https://[fd00::7]:13000/v3"}}`, "No metadata IP found. Skipping.\n", "ip -o a\n"},
+		{"no port", `{"heat": {"auth_url": "https://undercloud/v3"}}`, "Trying to ping metadata IP undercloud...SUCCESS\n", "ip -o a\nping -c 1 undercloud\n"},
+		{"user and port", `{"heat": {"auth_url": "http://u:p@192.0.2.4:5000/v3"}}`, "Trying to ping metadata IP 192.0.2.4...SUCCESS\n", "ip -o a\nping -c 1 192.0.2.4\n"},
 		{"empty skipped", `{"cfn": {"metadata_url": ""}, "heat": {"auth_url": null}, "request": {"metadata_url": "http://192.0.2.3:8080/md"}, "zaqar": {"auth_url": 7}}`,
-			"Trying to ping metadata IP 192.0.2.3...SUCCESS\n", "ping -c 1 192.0.2.3\n"},
+			"Trying to ping metadata IP 192.0.2.3...SUCCESS\n", "ip -o a\nping -c 1 192.0.2.3\n"},
 		{"all empty", `{"cfn": {"metadata_url": ""}, "zaqar": {"auth_url": "\n"}}`, "No metadata IP found. Skipping.\n", ""},
 		{"none", `{}`, "No metadata IP found. Skipping.\n", ""},
 	} {
@@ -334,9 +339,13 @@ func TestEndpointsThatAreTaken(t *testing.T) {
 			if !ok {
 				t.Fatal("os-apply-config failed on the metadata")
 			}
+			local := "1: lo    inet 127.0.0.1/8 scope host lo\n2: eth0    inet6 fd00::7/64 scope global \n"
+			if err := os.WriteFile(filepath.Join(dir, "ip-addr"), []byte(local), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			got, _ := runWatched(t, dir)
-			if got.err != nil || !strings.HasSuffix(got.stdout, c.stdout) || !strings.HasSuffix(got.log, "---\n"+strings.TrimSuffix("ip -o a\n"+c.pings, "ip -o a\n")) {
-				t.Errorf("exit %d, stdout %q, stderr %q, commands:\n%s\nwant %q and the pings %q", exitcode.Of(got.err), got.stdout, got.stderr, got.log, c.stdout, c.pings)
+			if got.err != nil || !strings.HasSuffix(got.stdout, c.stdout) || !strings.HasSuffix(got.log, "---\n"+c.commands) {
+				t.Errorf("exit %d, stdout %q, stderr %q, commands:\n%s\nwant %q and last the commands %q", exitcode.Of(got.err), got.stdout, got.stderr, got.log, c.stdout, c.commands)
 			}
 		})
 	}
