@@ -61,12 +61,12 @@ func FromValueWithoutID(v jsondoc.Value) (*Deployment, error) { return fromValue
 func fromValue(v jsondoc.Value, needID bool) (*Deployment, error) {
 	obj, ok := v.(*jsondoc.Object)
 	if !ok {
-		return nil, invalid("not a JSON object but %s", kind(v))
+		return nil, invalid("not a JSON object but %s", jsondoc.KindOf(v))
 	}
 	if id, ok := obj.Get("id"); ok {
 		ids, ok := id.(string)
 		if !ok {
-			return nil, invalid("id is %s, not a string", kind(id))
+			return nil, invalid("id is %s, not a string", jsondoc.KindOf(id))
 		}
 		if err := CheckID(ids); err != nil {
 			return nil, err
@@ -77,7 +77,7 @@ func fromValue(v jsondoc.Value, needID bool) (*Deployment, error) {
 	if g, ok := obj.Get("group"); !ok {
 		return nil, invalid("no group")
 	} else if _, ok := g.(string); !ok {
-		return nil, invalid("group is %s, not a string", kind(g))
+		return nil, invalid("group is %s, not a string", jsondoc.KindOf(g))
 	}
 	in, ok := obj.Get("inputs")
 	if !ok {
@@ -85,17 +85,17 @@ func fromValue(v jsondoc.Value, needID bool) (*Deployment, error) {
 	}
 	list, ok := in.([]jsondoc.Value)
 	if !ok {
-		return nil, invalid("inputs is %s, not a list", kind(in))
+		return nil, invalid("inputs is %s, not a list", jsondoc.KindOf(in))
 	}
 	for i, item := range list {
 		o, ok := item.(*jsondoc.Object)
 		if !ok {
-			return nil, invalid("input %d is %s, not an object", i, kind(item))
+			return nil, invalid("input %d is %s, not an object", i, jsondoc.KindOf(item))
 		}
 		if n, ok := o.Get("name"); !ok {
 			return nil, invalid("input %d has no name", i)
 		} else if _, ok := n.(string); !ok {
-			return nil, invalid("input %d has a name that is %s, not a string", i, kind(n))
+			return nil, invalid("input %d has a name that is %s, not a string", i, jsondoc.KindOf(n))
 		}
 	}
 	return &Deployment{obj: obj}, nil
@@ -150,7 +150,7 @@ func List(data []byte) ([]jsondoc.Value, error) {
 	}
 	list, ok := v.([]jsondoc.Value)
 	if !ok {
-		return nil, invalid("the deployments are %s, not a list", kind(v))
+		return nil, invalid("the deployments are %s, not a list", jsondoc.KindOf(v))
 	}
 	return list, nil
 }
@@ -166,7 +166,7 @@ func ListOwned(data []byte) ([]jsondoc.Value, error) {
 	}
 	list, ok := v.([]jsondoc.Value)
 	if !ok {
-		return nil, invalid("the deployments are %s, not a list", kind(v))
+		return nil, invalid("the deployments are %s, not a list", jsondoc.KindOf(v))
 	}
 	return list, nil
 }
@@ -222,23 +222,4 @@ func str(obj *jsondoc.Object, key string) (string, bool) {
 	}
 	s, ok := v.(string)
 	return s, ok
-}
-
-// kind names a JSON value's type for messages.
-func kind(v jsondoc.Value) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case *jsondoc.Object:
-		return "an object"
-	case []jsondoc.Value:
-		return "a list"
-	case string:
-		return "a string"
-	case jsondoc.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -100,7 +100,7 @@ func gatewayDev(env nodeconfig.Env) (string, error) {
 	parent, _, _ := strings.Cut(Key, ".")
 	if v, found := metadata.Lookup(cfg, parent); found {
 		if _, ok := v.(*jsondoc.Object); !ok {
-			return "", fmt.Errorf("%s is %s, not an object", parent, nodeconfig.ValueKind(v))
+			return "", fmt.Errorf("%s is %s, not an object", parent, jsondoc.KindOf(v))
 		}
 	}
 	v, found := metadata.Lookup(cfg, Key)
@@ -110,7 +110,7 @@ func gatewayDev(env nodeconfig.Env) (string, error) {
 	dev, ok := v.(string)
 	switch {
 	case !ok:
-		return "", fmt.Errorf("%s is %s, not a string", Key, nodeconfig.ValueKind(v))
+		return "", fmt.Errorf("%s is %s, not a string", Key, jsondoc.KindOf(v))
 	case strings.ContainsAny(dev, "\x00\n\r"):
 		return "", fmt.Errorf("%s holds a NUL or a line break", Key)
 	case !device().MatchString(dev):

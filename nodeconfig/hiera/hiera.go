@@ -89,7 +89,7 @@ func plan(env []string, root string) (files []file, warnings []string, err error
 	// a mistake to refuse ("hiera": "yes"), as everything below it.
 	if v, ok := metadata.Lookup(cfg, "hiera"); ok && !isEmptyString(v) {
 		if _, ok := v.(*jsondoc.Object); !ok {
-			return nil, nil, fmt.Errorf("hiera is %s, not an object", kind(v))
+			return nil, nil, fmt.Errorf("hiera is %s, not an object", jsondoc.KindOf(v))
 		}
 	}
 	v, ok := metadata.Lookup(cfg, "hiera.datafiles")
@@ -98,7 +98,7 @@ func plan(env []string, root string) (files []file, warnings []string, err error
 	}
 	datafiles, ok := v.(*jsondoc.Object)
 	if !ok {
-		return nil, nil, fmt.Errorf("hiera.datafiles is %s, not an object", kind(v))
+		return nil, nil, fmt.Errorf("hiera.datafiles is %s, not an object", jsondoc.KindOf(v))
 	}
 	var out []file
 	for _, name := range sortedKeys(datafiles) {
@@ -112,7 +112,7 @@ func plan(env []string, root string) (files []file, warnings []string, err error
 		}
 		obj, ok := entry.(*jsondoc.Object)
 		if !ok {
-			return nil, nil, fmt.Errorf("%s is %s, not an object", key, kind(entry))
+			return nil, nil, fmt.Errorf("%s is %s, not an object", key, jsondoc.KindOf(entry))
 		}
 		data, missing, err := dataFile(cfg, key, obj)
 		if err != nil {
@@ -154,7 +154,7 @@ func dataFile(cfg *jsondoc.Object, key string, entry *jsondoc.Object) (data []by
 		v, _ := oac.Get(k)
 		name, ok := v.(string)
 		if !ok {
-			return nil, nil, fmt.Errorf("%s.oac_data.%s is %s, not the name of a key", key, nodeconfig.KeyText(k), kind(v))
+			return nil, nil, fmt.Errorf("%s.oac_data.%s is %s, not the name of a key", key, nodeconfig.KeyText(k), jsondoc.KindOf(v))
 		}
 		found, ok := metadata.Lookup(cfg, name)
 		if !ok {
@@ -178,7 +178,7 @@ func section(entry *jsondoc.Object, key, name string) (*jsondoc.Object, error) {
 	}
 	obj, ok := v.(*jsondoc.Object)
 	if !ok {
-		return nil, fmt.Errorf("%s.%s is %s, not an object", key, name, kind(v))
+		return nil, fmt.Errorf("%s.%s is %s, not an object", key, name, jsondoc.KindOf(v))
 	}
 	for _, k := range obj.Keys() {
 		if strings.ContainsAny(k, "\"\\\n\x00") {
@@ -245,22 +245,6 @@ func sortedKeys(o *jsondoc.Object) []string {
 }
 
 func isEmptyString(v jsondoc.Value) bool { s, ok := v.(string); return ok && s == "" }
-
-func kind(v jsondoc.Value) string {
-	switch v.(type) {
-	case *jsondoc.Object:
-		return "an object"
-	case []jsondoc.Value:
-		return "a list"
-	case string:
-		return "a string"
-	case jsondoc.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "null"
-}
 
 // write creates the directory as `umask 077; mkdir -p` does and replaces
 // each file whole. A file keeps its mode and owner, as a shell

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/nodeconfig"
 )
 
@@ -54,7 +55,7 @@ func Run(ctx context.Context, _ []string, env nodeconfig.Env) error {
 	}
 	text, ok := v.(string)
 	if found && !ok {
-		return fail(fmt.Errorf("%s is %s, not a string", Key, nodeconfig.ValueKind(v)))
+		return fail(fmt.Errorf("%s is %s, not a string", Key, jsondoc.KindOf(v)))
 	}
 	if err := checkText(text); err != nil {
 		return fail(err)

@@ -8,7 +8,6 @@ import (
 	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pyyaml"
-	"github.com/tripleo-go/agent/nodeconfig"
 )
 
 // Key is the metadata key of the network's configuration, os-net-config's
@@ -46,17 +45,17 @@ func checkConfig(v jsondoc.Value, found bool) (set bool, err error) {
 			return false, fmt.Errorf("%s is a string that is not JSON or YAML: %v", Key, err)
 		}
 		if obj, ok = loaded.(*jsondoc.Object); !ok {
-			return false, fmt.Errorf("%s is a string holding %s, not an object", Key, nodeconfig.ValueKind(loaded))
+			return false, fmt.Errorf("%s is a string holding %s, not an object", Key, jsondoc.KindOf(loaded))
 		}
 	} else if !ok {
-		return false, fmt.Errorf("%s is %s, not an object (nor a string holding one)", Key, nodeconfig.ValueKind(v))
+		return false, fmt.Errorf("%s is %s, not an object (nor a string holding one)", Key, jsondoc.KindOf(v))
 	}
 	list, found := obj.Get(networkConfig)
 	if !found {
 		return false, fmt.Errorf("%s has no %s list: os-net-config would refuse it", Key, networkConfig)
 	}
 	if _, ok := jsondoc.Materialized(list).([]jsondoc.Value); !ok {
-		return false, fmt.Errorf("%s.%s is %s, not a list: os-net-config would refuse it", Key, networkConfig, nodeconfig.ValueKind(list))
+		return false, fmt.Errorf("%s.%s is %s, not a list: os-net-config would refuse it", Key, networkConfig, jsondoc.KindOf(list))
 	}
 	return true, nil
 }
@@ -74,7 +73,7 @@ func checkURLs(cfg *jsondoc.Object) error {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return fmt.Errorf("%s is %s, not a URL", key, nodeconfig.ValueKind(v))
+			return fmt.Errorf("%s is %s, not a URL", key, jsondoc.KindOf(v))
 		}
 		if strings.TrimRight(s, "\n") == "" {
 			continue
