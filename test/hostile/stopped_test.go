@@ -1,4 +1,4 @@
-package status_test
+package hostile
 
 import (
 	"context"
@@ -16,8 +16,9 @@ import (
 	"github.com/tripleo-go/agent/status"
 )
 
-// The node, both programs in this process, each on its own
-// records (no program imports the other outside this test): a healthy
+// A configuration that stops os-collect-config, as tripleo-agent-status
+// tells it: both programs in this process, each on its own records (the
+// programs do not import each other, so the test lives here): a healthy
 // pass, then a configuration that stops os-collect-config at start-up
 // ("collectors = local,heat" on one line), deployments that failed with
 // 127; then the configuration fixed and a pass.
