@@ -289,6 +289,21 @@ func TestContents(t *testing.T) {
 		want("usr/libexec/os-apply-config/templates/"+f, "-rw-r--r--", "")
 	}
 	want(unitPath, "-rw-r--r--", "")
+	// The node's own steps (the Makefile's NODE_ELEMENTS) take effect
+	// only in images built with their elements (elements/README.md): the
+	// package has none of their os-refresh-config links.
+	for _, e := range []string{"sysctl", "os-net-config", "network-gateway", "hiera", "hosts"} {
+		scripts, _ := filepath.Glob(filepath.Join("../../elements", e, "os-refresh-config/*/*"))
+		if len(scripts) == 0 {
+			t.Errorf("elements/%s has no os-refresh-config script", e)
+		}
+		for _, s := range scripts {
+			rel, _ := filepath.Rel(filepath.Join("../../elements", e), s)
+			if _, ok := c["usr/libexec/"+rel]; ok {
+				t.Errorf("/usr/libexec/%s: the %s element's step is in the package", rel, e)
+			}
+		}
+	}
 	want("usr/share/doc/tripleo-agent/copyright", "-rw-r--r--", "")
 	want("usr/share/doc/tripleo-agent/changelog.Debian.gz", "-rw-r--r--", "")
 	for path, e := range c {
