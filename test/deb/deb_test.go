@@ -2,11 +2,15 @@
 // contents (every program, script, hook and template of make install, the
 // unit under /lib/systemd/system), the maintainer scripts and lintian's
 // verdict; chroot_test.go installs, upgrades and purges it in a copy of
-// the Debian 12 rootfs that test/systemd/lab.sh caches.
+// the Debian 12 rootfs that test/systemd/lab.sh caches; divert_test.go
+// swaps an image built with the Python agent's elements for it there and
+// goes back (its files diverted and given back), and scripts_test.go
+// runs the diversions' maintainer scripts against a fake dpkg.
 //
 // Skipped under -short, and when dpkg-deb (or, for the parts that need
 // them, lintian, root or the cached rootfs) is missing; REQUIRE_DEB=1
-// turns every such skip into a failure.
+// turns every such skip into a failure. TestWayBack fetches Debian's
+// Python packages into its root with apt-get (the network).
 package deb
 
 import (
@@ -392,9 +396,10 @@ func TestMaintainerScripts(t *testing.T) {
 	dir := t.TempDir()
 	run(t, time.Minute, "dpkg-deb", "-e", deb, dir)
 	for script, wants := range map[string][]string{
-		"postinst": {"deb-systemd-helper", "enable", "deb-systemd-invoke", "restart", "daemon-reload"},
+		"preinst":  {"dpkg-divert", "--rename", "--add"},
+		"postinst": {"deb-systemd-helper", "enable", "deb-systemd-invoke", "restart", "daemon-reload", "dpkg-divert", "--add"},
 		"prerm":    {"deb-systemd-invoke", "stop"},
-		"postrm":   {"deb-systemd-helper", "purge"},
+		"postrm":   {"deb-systemd-helper", "purge", "dpkg-divert", "--rename", "--remove"},
 	} {
 		path := filepath.Join(dir, script)
 		fi, err := os.Stat(path)
