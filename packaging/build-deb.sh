@@ -114,9 +114,33 @@ find "$stage" -type d -exec chmod 0755 {} +
 find "$stage" -type f -perm /111 -exec chmod 0755 {} +
 find "$stage" -type f ! -perm /111 -exec chmod 0644 {} +
 
+# The diversions (packaging/README.md, "What a swap leaves"): every file
+# under /usr/libexec (os-refresh-config's scripts, heat-config's hooks,
+# os-apply-config's templates) and the unit, which an image built with the
+# Python agent's elements may hold outside any package, one "path
+# diverted-name" line each for the maintainer scripts. The name is
+# dpkg-divert's default, path.distrib, which dib-run-parts, 55-heat-config
+# and systemd never take, but for the templates: os-apply-config renders
+# every file under its template root whatever its name (heat-config.distrib
+# would become a second copy of the deployments, credentials included), so
+# they wait under templates.distrib beside that root.
+divlist=$build/diversions
+(cd "$stage" && find usr/libexec lib/systemd/system ! -type d -printf '/%p\n') | LC_ALL=C sort |
+	while IFS= read -r path; do
+		case $path in
+		*[!A-Za-z0-9/._+-]*) die "a path the maintainer scripts cannot divert as they read it: '$path'" ;;
+		/usr/libexec/os-apply-config/templates/*)
+			printf '%s /usr/libexec/os-apply-config/templates.distrib/%s\n' "$path" "${path#/usr/libexec/os-apply-config/templates/}" ;;
+		*) printf '%s %s.distrib\n' "$path" "$path" ;;
+		esac
+	done >"$divlist"
+grep -q '^/lib/systemd/system/os-collect-config.service ' "$divlist" || die "the unit is not in the diversions"
+
 install -d "$stage/DEBIAN"
-for s in postinst prerm postrm; do
-	install -m 0755 "$here/$s" "$stage/DEBIAN/$s"
+for s in preinst postinst prerm postrm; do
+	sed -e '/^@DIVERSIONS@$/{' -e "r $divlist" -e 'd' -e '}' "$here/$s" >"$stage/DEBIAN/$s"
+	! grep -q '@DIVERSIONS@' "$stage/DEBIAN/$s" || die "$s: @DIVERSIONS@ is left"
+	chmod 0755 "$stage/DEBIAN/$s"
 done
 (cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0r md5sum) \
 	>"$stage/DEBIAN/md5sums"

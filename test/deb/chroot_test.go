@@ -26,9 +26,31 @@ func rootfs() string {
 // so any question dpkg asked would fail the test.
 func chroot(t *testing.T, root string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return chrootFor(t, 2*time.Minute, root, args...)
+}
+
+// chrootFor is chroot with a deadline of its own.
+func chrootFor(t *testing.T, timeout time.Duration, root string, args ...string) (string, error) {
+	t.Helper()
+	return inRoot(t, timeout, append([]string{"chroot", root}, args...))
+}
+
+// chrootProc is chroot with /proc mounted in the root, in a private mount
+// namespace that ends with the command (the host's mounts are untouched).
+func chrootProc(t *testing.T, root string, args ...string) (string, error) {
+	t.Helper()
+	needTool(t, "unshare", "util-linux")
+	return inRoot(t, 2*time.Minute, append([]string{"unshare", "--mount", "--propagation", "private",
+		"sh", "-c", `mount -t proc proc "$0/proc" && exec chroot "$0" "$@"`, root}, args...))
+}
+
+// inRoot runs argv, which enters the root, with the root's clean
+// environment.
+func inRoot(t *testing.T, timeout time.Duration, argv []string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "chroot", append([]string{root}, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"LC_ALL=C", "DEBIAN_FRONTEND=noninteractive", "HOME=/root"}
 	out, err := cmd.CombinedOutput()

@@ -2,11 +2,15 @@
 // contents (every program, script, hook and template of make install, the
 // unit under /lib/systemd/system), the maintainer scripts and lintian's
 // verdict; chroot_test.go installs, upgrades and purges it in a copy of
-// the Debian 12 rootfs that test/systemd/lab.sh caches.
+// the Debian 12 rootfs that test/systemd/lab.sh caches; divert_test.go
+// swaps an image built with the Python agent's elements for it there and
+// goes back (its files diverted and given back), and scripts_test.go
+// runs the diversions' maintainer scripts against a fake dpkg.
 //
 // Skipped under -short, and when dpkg-deb (or, for the parts that need
 // them, lintian, root or the cached rootfs) is missing; REQUIRE_DEB=1
-// turns every such skip into a failure.
+// turns every such skip into a failure. TestWayBack fetches Debian's
+// Python packages into its root with apt-get (the network).
 package deb
 
 import (
@@ -289,6 +293,21 @@ func TestContents(t *testing.T) {
 		want("usr/libexec/os-apply-config/templates/"+f, "-rw-r--r--", "")
 	}
 	want(unitPath, "-rw-r--r--", "")
+	// The node's own steps (the Makefile's NODE_ELEMENTS) take effect
+	// only in images built with their elements (elements/README.md): the
+	// package has none of their os-refresh-config links.
+	for _, e := range []string{"sysctl", "os-net-config", "network-gateway", "hiera", "hosts"} {
+		scripts, _ := filepath.Glob(filepath.Join("../../elements", e, "os-refresh-config/*/*"))
+		if len(scripts) == 0 {
+			t.Errorf("elements/%s has no os-refresh-config script", e)
+		}
+		for _, s := range scripts {
+			rel, _ := filepath.Rel(filepath.Join("../../elements", e), s)
+			if _, ok := c["usr/libexec/"+rel]; ok {
+				t.Errorf("/usr/libexec/%s: the %s element's step is in the package", rel, e)
+			}
+		}
+	}
 	want("usr/share/doc/tripleo-agent/copyright", "-rw-r--r--", "")
 	want("usr/share/doc/tripleo-agent/changelog.Debian.gz", "-rw-r--r--", "")
 	for path, e := range c {
@@ -377,9 +396,10 @@ func TestMaintainerScripts(t *testing.T) {
 	dir := t.TempDir()
 	run(t, time.Minute, "dpkg-deb", "-e", deb, dir)
 	for script, wants := range map[string][]string{
-		"postinst": {"deb-systemd-helper", "enable", "deb-systemd-invoke", "restart", "daemon-reload"},
+		"preinst":  {"dpkg-divert", "--rename", "--add"},
+		"postinst": {"deb-systemd-helper", "enable", "deb-systemd-invoke", "restart", "daemon-reload", "dpkg-divert", "--add"},
 		"prerm":    {"deb-systemd-invoke", "stop"},
-		"postrm":   {"deb-systemd-helper", "purge"},
+		"postrm":   {"deb-systemd-helper", "purge", "dpkg-divert", "--rename", "--remove"},
 	} {
 		path := filepath.Join(dir, script)
 		fi, err := os.Stat(path)
