@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/hooks/all"
+	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
 )
 
@@ -32,6 +33,8 @@ func TestDaemonDiesOfSIGTERM(t *testing.T) {
 	marker := dir + "/got-term"
 	cmd := exec.Command(bin, "--config-file", "/dev/null", "--cachedir", dir+"/cache", "--backup-cachedir", dir+"/backup",
 		"--local-path", dir+"/local", "-c", "trap 'touch "+marker+"; exit 0' TERM; echo started > "+dir+"/started; sleep 30 & wait", "local")
+	// Its pass record in the test's directory, not the machine's /run.
+	cmd.Env = append(os.Environ(), agentstate.DirVar+"="+dir+"/status")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
