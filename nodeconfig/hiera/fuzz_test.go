@@ -177,19 +177,41 @@ func layBefore(t *testing.T, puppet, before string) {
 func expectedDatafiles(t *testing.T, md []byte) (names map[string]bool, warnings string) {
 	t.Helper()
 	names = map[string]bool{}
+	var b strings.Builder
+	eachOACKey(md, sortedKeys, func(cfg *jsondoc.Object, name, k string, v jsondoc.Value) bool {
+		if k == "" {
+			names[name] = true
+			return false
+		}
+		key := v.(string)
+		if _, found := metadata.Lookup(cfg, key); !found {
+			fmt.Fprintf(&b, "%s: WARNING: hiera.datafiles.%s.oac_data.%s: no value for %s in the metadata (missing or null); written empty\n",
+				Name, nodeconfig.KeyText(name), nodeconfig.KeyText(k), nodeconfig.KeyText(key))
+		}
+		return false
+	})
+	return names, b.String()
+}
+
+// eachOACKey walks the data files of a metadata document, in the order
+// keys gives, calling fn once with a data file's name alone (k "") and
+// then with each of its oac_data entries (k, and the key name v it
+// holds); it stops when fn returns true, and tells whether it did.
+func eachOACKey(md []byte, keys func(*jsondoc.Object) []string, fn func(cfg *jsondoc.Object, name, k string, v jsondoc.Value) bool) bool {
 	doc, err := jsondoc.Loads(md)
 	cfg, ok := doc.(*jsondoc.Object)
 	if err != nil || !ok {
-		return names, ""
+		return false
 	}
-	v, ok := metadata.Lookup(cfg, "hiera.datafiles")
-	datafiles, isObj := v.(*jsondoc.Object)
-	if !ok || !isObj {
-		return names, ""
+	v, _ := metadata.Lookup(cfg, "hiera.datafiles")
+	datafiles, _ := v.(*jsondoc.Object)
+	if datafiles == nil {
+		return false
 	}
-	var b strings.Builder
-	for _, name := range sortedKeys(datafiles) {
-		names[name] = true
+	for _, name := range keys(datafiles) {
+		if fn(cfg, name, "", nil) {
+			return true
+		}
 		entry, _ := datafiles.Get(name)
 		obj, _ := entry.(*jsondoc.Object)
 		if obj == nil {
@@ -200,15 +222,14 @@ func expectedDatafiles(t *testing.T, md []byte) (names map[string]bool, warnings
 		if oacObj == nil {
 			continue
 		}
-		for _, k := range sortedKeys(oacObj) {
+		for _, k := range keys(oacObj) {
 			key, _ := oacObj.Get(k)
-			if _, found := metadata.Lookup(cfg, key.(string)); !found {
-				fmt.Fprintf(&b, "%s: WARNING: hiera.datafiles.%s.oac_data.%s: no value for %s in the metadata (missing or null); written empty\n",
-					Name, nodeconfig.KeyText(name), nodeconfig.KeyText(k), nodeconfig.KeyText(key.(string)))
+			if fn(cfg, name, k, key) {
+				return true
 			}
 		}
 	}
-	return names, b.String()
+	return false
 }
 
 // puppetElements is the checkout of tripleo-puppet-elements that
@@ -280,35 +301,10 @@ func compareDatafiles(t *testing.T, ref string, md []byte, before string, ours d
 // key name the reference's unquoted `os-apply-config --key $OAC_KEY`
 // split or globbed (white space, *?[, a leading dash: docs/compat.md).
 func shellSplitOACKey(md []byte) bool {
-	doc, err := jsondoc.Loads(md)
-	cfg, ok := doc.(*jsondoc.Object)
-	if err != nil || !ok {
-		return false
-	}
-	v, _ := metadata.Lookup(cfg, "hiera.datafiles")
-	datafiles, _ := v.(*jsondoc.Object)
-	if datafiles == nil {
-		return false
-	}
-	for _, name := range datafiles.Keys() {
-		entry, _ := datafiles.Get(name)
-		obj, _ := entry.(*jsondoc.Object)
-		if obj == nil {
-			continue
-		}
-		oac, _ := obj.Get("oac_data")
-		oacObj, _ := oac.(*jsondoc.Object)
-		if oacObj == nil {
-			continue
-		}
-		for _, k := range oacObj.Keys() {
-			s, _ := oacObj.Get(k)
-			if key, _ := s.(string); key == "" || strings.HasPrefix(key, "-") || strings.ContainsAny(key, " \t\n*?[") {
-				return true
-			}
-		}
-	}
-	return false
+	return eachOACKey(md, (*jsondoc.Object).Keys, func(_ *jsondoc.Object, _, k string, v jsondoc.Value) bool {
+		key, _ := v.(string)
+		return k != "" && (key == "" || strings.HasPrefix(key, "-") || strings.ContainsAny(key, " \t\n*?["))
+	})
 }
 
 // Every seed, and every input kept under testdata/fuzz/FuzzDatafiles

@@ -139,24 +139,7 @@ func TestChrootInstall(t *testing.T) {
 	deb := pkg(t, "")
 	v := field(t, deb, "Version")
 	next := pkg(t, v+"+1")
-	if os.Geteuid() != 0 {
-		skip(t, "chroot needs root")
-	}
-	needTool(t, "chroot", "coreutils")
-	src := rootfs()
-	if _, err := os.Stat(filepath.Join(src, "var/lib/dpkg/status")); err != nil && os.Getenv("REQUIRE_DEB") == "1" {
-		// CI on a fresh machine: build the cached rootfs the way
-		// make systemd-test does (debootstrap, once).
-		run(t, 20*time.Minute, "../systemd/lab.sh", "rootfs")
-	}
-	if _, err := os.Stat(filepath.Join(src, "var/lib/dpkg/status")); err != nil {
-		skip(t, "no cached Debian rootfs at %s (test/systemd/lab.sh rootfs builds it): %v", src, err)
-	}
-	root := filepath.Join(t.TempDir(), "root")
-	run(t, 2*time.Minute, "cp", "-a", "--reflink=auto", src+"/.", root+"/")
-	if _, err := os.Stat(filepath.Join(root, "run/systemd/system")); err == nil {
-		t.Fatal("the rootfs copy has /run/systemd/system: the scripts would think systemd runs")
-	}
+	root := newImageRoot(t)
 
 	// policy-rc.d records what deb-systemd-invoke asks, and refuses it.
 	policyLog := filepath.Join(root, "tmp/policy.log")

@@ -214,6 +214,8 @@ func newImageRoot(t *testing.T) string {
 	needTool(t, "chroot", "coreutils")
 	src := rootfs()
 	if _, err := os.Stat(filepath.Join(src, "var/lib/dpkg/status")); err != nil && os.Getenv("REQUIRE_DEB") == "1" {
+		// CI on a fresh machine: build the cached rootfs the way
+		// make systemd-test does (debootstrap, once).
 		run(t, 20*time.Minute, "../systemd/lab.sh", "rootfs")
 	}
 	if _, err := os.Stat(filepath.Join(src, "var/lib/dpkg/status")); err != nil {
