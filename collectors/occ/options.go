@@ -116,11 +116,15 @@ func (c *Config) options(registry []collectors.Registration) config.Set {
 }
 
 // referenceOnly are the options the reference registers that only a file
-// sets and that this program has no use for: oslo.config's own and
-// oslo.log's (TestReferenceOptionsAreKnown lists the reference's). A file
-// may hold them without a warning, as it may hold oslo.log's command-line
-// options, which are declared above without effect.
+// sets and that this program has no use for: oslo.config's own, oslo.log's
+// and, where the node has python3-oslo.concurrency (which the reference's
+// clients bring in), oslo.concurrency's, with their old [DEFAULT] names
+// (TestReferenceOptionsAreKnown lists the reference's). A file may hold
+// them without a warning, as it may hold oslo.log's command-line options,
+// which are declared above without effect.
 var referenceOnly = []string{
+	"oslo_concurrency.disable_process_locking", "oslo_concurrency.lock_path",
+	"DEFAULT.disable_process_locking", "DEFAULT.lock_path",
 	"DEFAULT.config_source", "DEFAULT.config_file", "DEFAULT.config_dir",
 	"DEFAULT.use_stderr", "DEFAULT.use_eventlog", "DEFAULT.log_rotate_interval", "DEFAULT.log_rotate_interval_type",
 	"DEFAULT.max_logfile_count", "DEFAULT.max_logfile_size_mb", "DEFAULT.log_rotation_type",
