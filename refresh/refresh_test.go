@@ -7,12 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tripleo-go/agent/internal/exitcode"
+	"github.com/tripleo-go/agent/internal/testkit/lockedbuf"
 )
 
 type result struct {
@@ -20,28 +20,9 @@ type result struct {
 	stdout, stderr string
 }
 
-// lockedBuffer is a bytes.Buffer safe for the concurrent writers a run has
-// (log lines, and the copies of the scripts' output).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func orc(t *testing.T, base string, environ []string, args ...string) result {
 	t.Helper()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr lockedbuf.Buffer
 	env := Env{Stdout: &stdout, Stderr: &stderr, Grace: 300 * time.Millisecond,
 		Environ: append([]string{"PATH=/usr/bin:/bin", "OS_REFRESH_CONFIG_BASE_DIR=" + base}, environ...)}
 	if !hasArg(args, "--lockfile") && !hasArg(args, "--print-base") {

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tripleo-go/agent/heatconfig/deployed"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/testkit/difftest"
+	"github.com/tripleo-go/agent/internal/testkit/lockedbuf"
 )
 
 // agent is our os-apply-config: the program reads the deployments
@@ -87,24 +87,6 @@ func TestLegacyDirAndHostileIDs(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a Buffer the program writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The state directory has one writer at a time: while 55-heat-config
 // holds its lock, the rebuild says it waits and writes nothing; it
 // marks the deployments once the lock is free, or, stopped while it
@@ -123,7 +105,7 @@ func TestWaitsForTheStateDirectoryLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer lock.Unlock()
-			var out, errOut lockedBuffer
+			var out, errOut lockedbuf.Buffer
 			env := Env{Stdout: &out, Stderr: &errOut, Root: root, Environ: []string{"PATH=" + bin, "OS_CONFIG_FILES=" + md}}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

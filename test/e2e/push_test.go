@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
 	"github.com/tripleo-go/agent/internal/secret"
+	"github.com/tripleo-go/agent/internal/testkit/lockedbuf"
 )
 
 // pushGoal is the longest a change posted to Zaqar may take to run the
@@ -55,7 +54,7 @@ func TestPush(t *testing.T) {
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &lockedbuf.Buffer{}
 	cmd := exec.Command(occ, "--config-file", st.ConfPath, "--config-file", confPath, "--debug")
 	cmd.Dir, cmd.Stderr = dir, stderr
 	cmd.Env = append(os.Environ(), "OS_COLLECT_CONFIG_STATUS_DIR="+filepath.Join(dir, "status"))
@@ -146,22 +145,4 @@ func stamps(dir string) []time.Time {
 		}
 	}
 	return out
-}
-
-// lockedBuffer is a daemon's stderr, read while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
