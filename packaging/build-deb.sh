@@ -3,15 +3,12 @@
 # with plain dpkg-deb (no debhelper), laid out and scripted as
 # dh_installsystemd would. Run by `make deb`; the environment:
 #
-#   VERSION        the Debian version (default: from git, see below)
+#   VERSION        the Debian version (default: packaging/version.sh's, from git)
 #   DEB_OUT        output directory (default: dist, under the checkout)
 #   DEB_MAINTAINER the Maintainer field, "Name <address>" (required: make deb
 #                  passes its MAINTAINER variable, where the default is)
 #   MAKE           the make that runs the install target
 #
-# Default version: a release tag vX.Y.Z gives X.Y.Z-1 (X.Y.Z+N.gHASH-1
-# N commits later); with no tag, 0.0~gitYYYYMMDD.HASH-1 (commit date);
-# "+dirty" is added before the revision when tracked files have changes.
 # Prints the path of the package.
 set -euo pipefail
 umask 022
@@ -27,34 +24,14 @@ ARCH=${DEB_ARCH:-$(dpkg --print-architecture)}
 
 die() { echo "build-deb: $*" >&2; exit 1; }
 
-# Read-only git calls: GIT_OPTIONAL_LOCKS=0 so that nothing refreshes the
-# index of a checkout someone else is working in.
-export GIT_OPTIONAL_LOCKS=0
-if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
-	SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s)
-fi
-export SOURCE_DATE_EPOCH
+# VERSION and SOURCE_DATE_EPOCH (packaging/version.sh).
+. "$here/version.sh"
 
-default_version() {
-	local d up dirty=
-	if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then dirty=+dirty; fi
-	if d=$(git describe --tags --match 'v[0-9]*' 2>/dev/null); then
-		up=$(printf '%s' "${d#v}" | sed -E 's/-([0-9]+)-g([0-9a-f]+)$/+\1.g\2/')
-	elif d=$(git rev-parse --short=7 HEAD 2>/dev/null); then
-		up=0.0~git$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d).$d
-	else
-		up=0.0~unknown
-	fi
-	printf '%s%s-1' "$up" "$dirty"
-}
 # Debian's Maintainer: one "Name <address>" (no comma, which would make
 # it a list); |, & and \ are refused too, as the control file is
 # written with sed.
 printf '%s' "$MAINTAINER" | grep -Eq '^[^<>,|&\\]+ <[^<>@ ]+@[^<> ]+>$' ||
 	die "MAINTAINER is not \"Name <address>\": '$MAINTAINER' (make deb MAINTAINER=\"Jane Doe <jane@example.org>\")"
-VERSION=${VERSION:-$(default_version)}
-# Debian's rule: [epoch:]upstream[-revision], upstream starting with a digit.
-printf '%s' "$VERSION" | grep -Eq '^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$' || die "not a Debian version: $VERSION"
 case "$("${GO:-go}" env GOARCH 2>/dev/null || echo "$ARCH")" in
 "$ARCH") ;;
 *) die "Go builds for another architecture than $ARCH" ;;
