@@ -57,10 +57,21 @@ VERSION_PKG  := github.com/tripleo-go/agent/internal/version
 LDFLAGS      := $(if $(VERSION),-X $(VERSION_PKG).Package=$(VERSION)) \
                 $(if $(GIT_COMMIT),-X $(VERSION_PKG).Commit=$(GIT_COMMIT)) \
                 $(if $(GIT_MODIFIED),-X $(VERSION_PKG).Modified=true)
+# GOARCH=arm64 (or ppc64le) cross-builds: the packages' binaries. The
+# manual pages and the completion, which the binary writes, then come from
+# a native build of the same source beside it ($(BIN)/native).
+# STRIP=1 links without the symbol table and DWARF (-s -w), as dh_strip
+# leaves a binary (the Go runtime's own tables, which stack traces use,
+# stay): the packages' builds, on every architecture without binutils.
+HOST_GOARCH  := $(shell GOWORK=off $(GO) env GOHOSTARCH 2>/dev/null)
+CROSS        := $(and $(GOARCH),$(filter-out $(HOST_GOARCH),$(GOARCH)))
+LDFLAGS      += $(if $(STRIP),-s -w)
+GEN_BIN      := $(if $(CROSS),$(BIN)/native,$(BIN))
 build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(AGENT_GO) build -trimpath -buildvcs=auto -ldflags "$(strip $(LDFLAGS))" -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
 	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
+	$(if $(CROSS),@mkdir -p $(GEN_BIN) && GOARCH=$(HOST_GOARCH) CGO_ENABLED=0 $(AGENT_GO) build -trimpath -buildvcs=auto -o $(GEN_BIN)/tripleo-agent ./cmd/tripleo-agent)
 
 # The test runs fail when they changed the machine's own agent paths
 # (/run/tripleo-agent, /etc/hosts, /var/lib/heat-config...): every test
@@ -244,9 +255,9 @@ install: build
 	sed 's|/usr/local/bin/|$(PREFIX)/bin/|' systemd/os-collect-config.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/os-collect-config.service
 	install -d $(MAN1)
 	@for p in tripleo-agent $(PROGRAMS); do \
-	  $(BIN)/tripleo-agent --man $$p | gzip -9n > $(MAN1)/$$p.1.gz || exit 1; done
+	  $(GEN_BIN)/tripleo-agent --man $$p | gzip -9n > $(MAN1)/$$p.1.gz || exit 1; done
 	install -d $(COMPLETIONS)
-	$(BIN)/tripleo-agent --completion bash > $(COMPLETIONS)/tripleo-agent
+	$(GEN_BIN)/tripleo-agent --completion bash > $(COMPLETIONS)/tripleo-agent
 	@for p in $(PROGRAMS); do ln -sfn tripleo-agent $(COMPLETIONS)/$$p; done
 	@if [ "$(PREFIX)" != /usr ]; then \
 	  echo "make install: PREFIX=$(PREFIX): the scripts, templates and hooks are under $(PREFIX)/libexec, but the programs"; \
