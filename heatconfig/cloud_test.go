@@ -15,6 +15,7 @@ import (
 
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
+	"github.com/tripleo-go/agent/internal/testkit/qemu"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/notify"
 )
@@ -141,7 +142,8 @@ func (n *node) realNotify(t *testing.T, cache string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.script(filepath.Join(n.dir, "notify"), "#!/bin/sh\nexec '"+exe+"' \"$@\"\n")
+	// Under make cross-test the test binary is foreign: the emulator runs it.
+	n.script(filepath.Join(n.dir, "notify"), "#!/bin/sh\n"+qemu.ShellExec(exe)+"\n")
 	n.extraEnv = append(n.extraEnv, asNotify+"=1", notify.RetryTimeoutVar+"=2")
 	if cache != "" {
 		n.extraEnv = append(n.extraEnv, signal.TokenCacheVar+"="+cache)
