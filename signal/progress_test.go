@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
 	"regexp"
 	"strings"
 	"sync"
@@ -205,9 +204,13 @@ func TestStopSendsNothingHalfSent(t *testing.T) {
 		readFirst bool
 		status    int
 		// stopWhen is the event after which the test stops the signal:
-		// "" at once, "wrote" after the client wrote the request whole,
-		// "headers" when the server got the request's headers, "retry"
-		// at the retry's log line.
+		// "" at once, "headers" when the handler runs (with readFirst,
+		// once it read the body whole), "retry" at the retry's log line.
+		// Not the client's WroteRequest: net/http calls it before it
+		// flushes its buffer, and a stop then can close the connection
+		// with a small request still unsent (the server sees EOF, and
+		// the test waited for a request that never came: seen under
+		// qemu-user in about 1 run of 40, and natively too).
 		stopWhen  string
 		wantPhase string
 		wantWhole bool // the server got the body whole
@@ -215,7 +218,7 @@ func TestStopSendsNothingHalfSent(t *testing.T) {
 	}{
 		{"stopped before", small, true, 200, "", "before the signal was sent", false, 0},
 		{"stopped mid-body", big, false, 200, "headers", "while sending a request, before its body was whole", false, 1},
-		{"stopped waiting for the answer", small, true, 200, "wrote", "while waiting for an answer to a request sent whole", true, 1},
+		{"stopped waiting for the answer", small, true, 200, "headers", "while waiting for an answer to a request sent whole", true, 1},
 		{"stopped while retrying", small, true, 503, "retry", "while retrying, after 1 failed attempt", true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,12 +248,6 @@ func TestStopSendsNothingHalfSent(t *testing.T) {
 			l, log := newLog()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			wrote := make(chan struct{}, 1)
-			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-				if i.Err == nil {
-					wrote <- struct{}{}
-				}
-			}})
 			o := signal.Options{Log: log, Budget: time.Hour}
 			done := make(chan error, 1)
 			if tc.stopWhen == "" {
@@ -260,8 +257,6 @@ func TestStopSendsNothingHalfSent(t *testing.T) {
 			switch tc.stopWhen {
 			case "headers":
 				<-headers
-			case "wrote":
-				<-wrote
 			case "retry":
 				<-l.warns
 			}
