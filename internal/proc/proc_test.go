@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/qemu"
 )
 
 // sh is a Spec running script with /bin/sh -c.
@@ -269,6 +271,15 @@ func TestNormalExitKillsNothing(t *testing.T) {
 }
 
 func TestStartErrors(t *testing.T) {
+	if a := qemu.Arch(); a != "" {
+		// Every case here is a child whose exec fails, which then exits
+		// in qemu-user's emulation of exit(2): under qemu-aarch64 7.2
+		// such a child once hung there (the parent waiting in wait4
+		// for 5 minutes), as if forked while another thread held a
+		// lock of the emulator's. The errors are mapped by plain Go
+		// code, the same on every architecture; natively the test runs.
+		t.Skipf("under qemu-%s-static a child whose exec fails can hang in the emulator (docs/cross.md)", a)
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	noShebang := filepath.Join(dir, "script")
