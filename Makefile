@@ -42,7 +42,7 @@ AGENT_GO := GOWORK=off $(GO)
 GOFLAGS  := $(filter-out -mod=mod,$(GOFLAGS))
 export GOFLAGS
 
-.PHONY: build deps test unit race bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short
+.PHONY: build deps test unit race cross-test bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -112,6 +112,22 @@ unit:
 
 race:
 	$(GO) test -count=1 -race -short $(PKGS)
+
+# The other architectures the release ships (arm64, ppc64le), under
+# Debian's qemu-user-static, without binfmt_misc (scripts/cross-test.sh,
+# docs/cross.md): the unit tests (-short) of the packages that touch the
+# system, cross-built and run with go test -exec: child processes
+# (internal/proc, heatconfig's hook runs), durable writes, os-apply-config
+# (rendering, metadata, the writer), the cache, systemd's notifications,
+# JSON, the signal body; then make demo's chain run by each cross-built
+# binary, its files compared with the native run's (test/cross). A few
+# minutes; .ci/run runs it.
+CROSS_ARCHES ?= arm64 ppc64le
+CROSS_PKGS   := ./internal/proc ./heatconfig ./internal/durable ./applyconfig ./applyconfig/render \
+                ./applyconfig/metadata ./applyconfig/control ./applyconfig/writer ./collectors/cache \
+                ./systemd ./internal/jsondoc ./signal ./internal/testkit/qemu
+cross-test:
+	CROSS_ARCHES="$(CROSS_ARCHES)" CROSS_PKGS="$(CROSS_PKGS)" GO="$(GO)" $(HANDS_OFF) bash scripts/cross-test.sh
 
 # os-collect-config's unit under a real systemd, in a throw-away Debian 12
 # container (test/systemd; root; installs systemd-container and

@@ -10,8 +10,11 @@ set -euo pipefail
 # heat-cfntools' cfn-init: the docker-cmd, docker-compose and cfn-init
 # hooks are tested against the real tools; busybox-static is the one
 # binary of the tests' container image (no registry is reachable).
+# qemu-user-static: make cross-test runs the arm64 and ppc64le builds
+# under qemu-aarch64-static and qemu-ppc64le-static (no binfmt_misc needed).
 packages=(python3-os-apply-config python3-os-refresh-config python3-os-collect-config python3-dib-utils make gcc util-linux dosfstools puppet ansible-core lintian
-          podman runc conmon containernetworking-plugins docker-compose heat-cfntools busybox-static)
+          podman runc conmon containernetworking-plugins docker-compose heat-cfntools busybox-static
+          qemu-user-static)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
