@@ -10,8 +10,10 @@ set -euo pipefail
 # heat-cfntools' cfn-init: the docker-cmd, docker-compose and cfn-init
 # hooks are tested against the real tools; busybox-static is the one
 # binary of the tests' container image (no registry is reachable).
+# python3-yaml: scripts/apply-elements reads package-installs.yaml with it;
+# dpkg-dev: test/elements indexes a local apt repository.
 packages=(python3-os-apply-config python3-os-refresh-config python3-os-collect-config python3-dib-utils make gcc util-linux dosfstools puppet ansible-core lintian
-          podman runc conmon containernetworking-plugins docker-compose heat-cfntools busybox-static)
+          podman runc conmon containernetworking-plugins docker-compose heat-cfntools busybox-static python3-yaml dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
