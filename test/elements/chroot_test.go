@@ -69,10 +69,17 @@ func mustChroot(t *testing.T, root string, args ...string) string {
 	return out
 }
 
-// newRoot is a copy of the Debian 12 rootfs test/systemd/lab.sh caches
-// (`lab.sh rootfs`; built here under REQUIRE_DEB=1 when missing): an image
-// being built, no systemd running.
+// newRoot is a copy of the Debian 12 rootfs test/systemd/lab.sh caches:
+// an image being built, no systemd running.
 func newRoot(t *testing.T) string {
+	t.Helper()
+	return copyRoot(t, debianRootfs(t))
+}
+
+// debianRootfs is the Debian 12 rootfs test/systemd/lab.sh caches (`lab.sh
+// rootfs`; built here under REQUIRE_DEB=1 when missing); the test skips
+// where it cannot use it.
+func debianRootfs(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("copies the Debian rootfs and builds packages")
@@ -91,6 +98,15 @@ func newRoot(t *testing.T) string {
 	}
 	if _, err := os.Stat(filepath.Join(src, "var/lib/dpkg/status")); err != nil {
 		skip(t, "no cached Debian rootfs at %s (test/systemd/lab.sh rootfs builds it): %v", src, err)
+	}
+	return src
+}
+
+// copyRoot copies a root filesystem into the test's scratch directory.
+func copyRoot(t *testing.T, src string) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(src, "etc")); err != nil {
+		t.Fatalf("%s is not a root filesystem: %v", src, err)
 	}
 	root := filepath.Join(t.TempDir(), "root")
 	run(t, 5*time.Minute, nil, "cp", "-a", "--reflink=auto", src+"/.", root+"/")
@@ -126,7 +142,10 @@ func once(t *testing.T, what string, build func() (string, error)) string {
 	t.Helper()
 	v, _ := buildOnce.LoadOrStore(what, &builtOnce{})
 	b := v.(*builtOnce)
-	b.once.Do(func() { b.path, b.err = build() })
+	b.once.Do(func() {
+		b.err = fmt.Errorf("building %s stopped short (an earlier test's skip or failure)", what)
+		b.path, b.err = build()
+	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}

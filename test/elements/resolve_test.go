@@ -1,11 +1,13 @@
 // Package elements checks the diskimage-builder elements' package steps:
 // how scripts/apply-elements resolves package-installs and pkg-map (the
 // semantics of diskimage-builder's elements of those names) and its
-// stand-ins of install-packages and pkg-map in the chroot (this file, no
-// root), and the tripleo-agent element installing the package in a chroot
-// of the Debian 12 rootfs test/systemd/lab.sh caches, with dpkg and, with
-// Debian's rpm added to a copy, with rpm (chroot_test.go; root, skipped
-// under -short and without the rootfs unless REQUIRE_DEB=1).
+// stand-ins of install-packages and pkg-map in the chroot (resolve_test.go,
+// standins_test.go, names_test.go: no root), and the elements installing
+// the package in a chroot of a copy of the Debian 12 rootfs
+// test/systemd/lab.sh caches: with dpkg (chroot_test.go) and, Debian's rpm
+// and dnf added to the copy (from Debian's mirror: the network), with rpm
+// -Uvh and with dnf (rpm_test.go). Those need root and are skipped under
+// -short and without the rootfs, unless REQUIRE_DEB=1.
 package elements
 
 import (
