@@ -708,3 +708,44 @@ func TestDnfRepository(t *testing.T) {
 		t.Errorf("after dnf install the unit is %q, want disabled (the preset)", e)
 	}
 }
+
+// The command on a node with RDO's packages: dnf install
+// ./tripleo-agent-*.rpm swaps them out in one transaction, keeping the
+// operator's configuration and the unit's enablement.
+func TestDnfSwap(t *testing.T) {
+	rpm := pkg(t, "")
+	needTool(t, "dnf", "apt-get install dnf")
+	root := newRoot(t, true)
+	dir := filepath.Join(t.TempDir(), "rdo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var rpms []string
+	for _, s := range rdoPackages(t) {
+		p, err := rpmbase.Build(context.Background(), dir, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rpms = append(rpms, p)
+	}
+	rpmIn(t, root, append([]string{"-i"}, rpms...)...)
+	chroot(t, root, "/usr/bin/systemctl.real", "enable", unit)
+	state := nodeState(t, root)
+	out := run(t, 5*time.Minute, "dnf", "-y", "--installroot", root, "--releasever", "1",
+		"--setopt=reposdir=/dev/null", "--setopt=cachedir="+filepath.Join(root, "var/cache/dnf"),
+		"--setopt=logdir="+filepath.Join(root, "var/log"), "--disableplugin=*", "--nogpgcheck",
+		"install", rpm)
+	t.Logf("dnf install:\n%s", out)
+	got := strings.Fields(rpmIn(t, root, "-qa", "--qf", "%{NAME}\n"))
+	sort.Strings(got)
+	if strings.Join(got, " ") != "tripleo-agent tripleo-dependent tripleo-test-base" {
+		t.Errorf("installed after the swap: %q", got)
+	}
+	sameState(t, root, "dnf swap", state)
+	if e := enabled(t, root); e != "enabled" {
+		t.Errorf("after the swap the unit is %q, want enabled", e)
+	}
+	if v := rpmIn(t, root, "-V", "tripleo-agent"); strings.TrimSpace(v) != "" {
+		t.Errorf("rpm -V after the swap:\n%s", v)
+	}
+}
