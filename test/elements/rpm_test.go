@@ -1,66 +1,41 @@
 package elements
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/rpmbase"
 )
 
-// rpmSpec describes a test package: its name and version, spec header
-// lines (Provides:, Obsoletes:...), its files (path -> content; a path
-// ending in "!config" is a %config(noreplace)) and its %post.
-type rpmSpec struct {
-	name, version, header string
-	files                 map[string]string
-	post                  string
-}
-
-// buildRPM builds a noarch package with the host's rpmbuild into dir.
-func buildRPM(t *testing.T, dir string, s rpmSpec) string {
+// buildRPM builds a test package (internal/testkit/rpmbase) into dir.
+func buildRPM(t *testing.T, dir string, s rpmbase.Spec) string {
 	t.Helper()
 	needTool(t, "rpmbuild", "apt-get install rpm")
-	top := filepath.Join(scratch, "rpmbuild", s.name+"-"+s.version)
-	stage := filepath.Join(top, "stage")
-	if err := os.MkdirAll(stage, 0o755); err != nil {
+	if s.Release == "" {
+		s.Release = "1"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var list []string
-	for path, content := range s.files {
-		p, config := strings.CutSuffix(path, "!config")
-		write(t, filepath.Join(stage, p), content, 0o755)
-		if config {
-			list = append(list, "%config(noreplace) "+p)
-		} else {
-			list = append(list, p)
-		}
+	p, err := rpmbase.Build(context.Background(), dir, s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(list)
-	spec := fmt.Sprintf("Name: %s\nVersion: %s\nRelease: 1\nSummary: test package %s\nLicense: Apache-2.0\nBuildArch: noarch\n%s\n"+
-		"%%description\nA package tests build.\n\n%%install\nmkdir -p %%{buildroot}\ncp -a %s/. %%{buildroot}/\n\n%%files\n%s\n",
-		s.name, s.version, s.name, s.header, stage, strings.Join(list, "\n"))
-	if s.post != "" {
-		spec += "\n%post\n" + s.post + "\n"
-	}
-	specFile := filepath.Join(top, s.name+".spec")
-	write(t, specFile, spec, 0o644)
-	run(t, 2*time.Minute, nil, "rpmbuild", "-bb", "--quiet", "--define", "_topdir "+top, "--define", "_rpmdir "+dir,
-		"--define", "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm", specFile)
-	return filepath.Join(dir, s.name+"-"+s.version+"-1.noarch.rpm")
+	return p
 }
 
-// baseRPM stands for what an rpm distribution's own packages provide
-// and the agent's package requires (its scriptlets' /bin/sh, systemd,
-// coreutils, grep), which the Debian root has as files but not in an
-// rpm database: rpm -i then needs no --nodeps.
+// baseRPM is rpmbase's base package: in the rpm database, what the Debian
+// root has (the agent's scriptlets' /bin/sh, systemd, coreutils, grep...),
+// so that rpm -i needs no --nodeps.
 func baseRPM(t *testing.T) string {
 	t.Helper()
 	return once(t, "base.rpm", func() (string, error) {
-		return buildRPM(t, filepath.Join(scratch, "base"), rpmSpec{name: "agent-test-base", version: "1",
-			header: "Provides: /bin/sh\nProvides: systemd\nProvides: coreutils\nProvides: grep\n"}), nil
+		return rpmbase.Build(context.Background(), scratch, rpmbase.Base())
 	})
 }
 
@@ -176,7 +151,7 @@ func TestElementsOnRPMImageWithDNF(t *testing.T) {
 	root := rpmRoot(t, true)
 	repo := filepath.Join(root, "srv/rpmrepo")
 	for _, n := range []string{"agent-test-tool-rpm", "agent-test-other-rpm", "agent-test-tool-deb", "agent-test-other-deb"} {
-		buildRPM(t, repo, rpmSpec{name: n, version: "1.0"})
+		buildRPM(t, repo, rpmbase.Spec{Name: n, Version: "1.0"})
 	}
 	run(t, 2*time.Minute, nil, "createrepo_c", "-q", repo)
 	write(t, filepath.Join(root, "etc/yum.repos.d/local.repo"), "[local]\nname=local\nbaseurl=file:///srv/rpmrepo\ngpgcheck=0\nenabled=1\n", 0o644)
@@ -184,10 +159,11 @@ func TestElementsOnRPMImageWithDNF(t *testing.T) {
 	// What RDO's os-collect-config left on the node, and what the
 	// build removes.
 	const conf = "[DEFAULT]\ncommand = os-refresh-config\n# the operator's\n"
-	rdo := buildRPM(t, filepath.Join(scratch, "rdo"), rpmSpec{name: "os-collect-config", version: "12.0.0",
-		files: map[string]string{"/usr/bin/os-collect-config": "#!/bin/sh\necho python\n",
-			"/etc/os-collect-config.conf!config": "[DEFAULT]\ncommand = os-refresh-config\n"}})
-	gone := buildRPM(t, filepath.Join(scratch, "gone"), rpmSpec{name: "agent-test-gone-rpm", version: "1.0"})
+	rdo := buildRPM(t, filepath.Join(scratch, "rdo"), rpmbase.Spec{Name: "os-collect-config", Version: "12.0.0",
+		Requires: []string{"/bin/sh"},
+		Files: map[string]rpmbase.File{"/usr/bin/os-collect-config": {Content: "#!/bin/sh\necho python\n", Mode: 0o755},
+			"/etc/os-collect-config.conf": {Content: "[DEFAULT]\ncommand = os-refresh-config\n", Config: true}}})
+	gone := buildRPM(t, filepath.Join(scratch, "gone"), rpmbase.Spec{Name: "agent-test-gone-rpm", Version: "1.0"})
 	mustChroot(t, root, "rpm", "-i", put(t, root, rdo), put(t, root, gone))
 	write(t, filepath.Join(root, "etc/os-collect-config.conf"), conf, 0o600)
 
