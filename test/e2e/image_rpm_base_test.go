@@ -3,16 +3,20 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/rpmbase"
 )
 
 // The base package stands, in the image's rpm database, for what a
 // Fedora node's base packages give and the Debian root has: rpm then
-// resolves the agent's requirements itself, with no --nodeps.
+// resolves the agent's requirements itself, with no --nodeps. It is
+// rpmbase's (test/rpm's too) with provides of its own: only what the
+// packages require, each checked against the root, with the version the
+// root has.
 
 // debianOf maps a capability an RPM may require by name to the Debian
 // package that gives it; the base package provides the name, at the
@@ -66,7 +70,7 @@ func baseProvides(ctx context.Context, scratch, root string, pkgs ...string) ([]
 			return nil, err
 		}
 		for _, c := range append(provides, files...) {
-			own[strings.Fields(c + " x")[0]] = true
+			own[capName(c)] = true
 		}
 		req, err := rpmQuery(ctx, scratch, "--requires", p)
 		if err != nil {
@@ -76,9 +80,9 @@ func baseProvides(ctx context.Context, scratch, root string, pkgs ...string) ([]
 	}
 	var out, missing []string
 	for _, r := range requires {
-		name := strings.Fields(r + " x")[0]
+		name := capName(r)
 		switch {
-		case name == "x" || own[name] || strings.HasPrefix(name, "rpmlib("):
+		case name == "" || own[name] || strings.HasPrefix(name, "rpmlib("):
 			continue
 		case strings.HasPrefix(name, "/"):
 			// inside the root: its links are the root's (/bin -> usr/bin)
@@ -102,6 +106,12 @@ func baseProvides(ctx context.Context, scratch, root string, pkgs ...string) ([]
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// capName is a dependency's name: "systemd >= 250" gives "systemd".
+func capName(dep string) string {
+	name, _, _ := strings.Cut(strings.TrimSpace(dep), " ")
+	return name
 }
 
 // debianPackages are the root's installed Debian packages with their
@@ -131,58 +141,17 @@ func debianPackages(ctx context.Context, root string) (map[string]string, error)
 	return out, nil
 }
 
-// baseSpec is the base package's spec. Its one file is Fedora's default
-// preset policy (systemd's 99-default-disable.preset): a unit no preset
-// names stays disabled, so that the agent's %post, which applies the
-// preset, is seen not to enable the unit (Debian's systemd enables
-// whatever no preset names).
-func baseSpec(provides []string) string {
-	var b strings.Builder
-	b.WriteString(`Name: e2e-node-base
-Version: 12
-Release: 1
-Summary: The e2e node's Debian 12 root, for its rpm database
-License: Apache-2.0
-BuildArch: noarch
-`)
-	for _, p := range provides {
-		fmt.Fprintf(&b, "Provides: %s\n", p)
-	}
-	b.WriteString(`
-%description
-What the Debian root of test/e2e's RPM node has, as capabilities, so that
-rpm resolves the agent's requirements with no --nodeps.
-
-%install
-mkdir -p %{buildroot}/usr/lib/systemd/system-preset
-echo 'disable *' >%{buildroot}/usr/lib/systemd/system-preset/99-default-disable.preset
-
-%files
-/usr/lib/systemd/system-preset/99-default-disable.preset
-`)
-	return b.String()
-}
-
-// buildBase writes and builds the base package for pkgs on root under
-// dir, and returns its path and what it provides.
+// buildBase builds the base package for pkgs on root under dir (the
+// shared rpmbase.Base, with Fedora's default preset policy as its one
+// file, providing what baseProvides found), and returns its path and what
+// it provides.
 func buildBase(ctx context.Context, dir, root string, pkgs ...string) (string, []string, error) {
 	provides, err := baseProvides(ctx, dir, root, pkgs...)
 	if err != nil {
 		return "", nil, err
 	}
-	spec := filepath.Join(dir, "e2e-node-base.spec")
-	if err := os.WriteFile(spec, []byte(baseSpec(provides)), 0o644); err != nil {
-		return "", nil, err
-	}
-	top := filepath.Join(dir, "rpmbuild")
-	argv := []string{"rpmbuild", "-bb", "--quiet", "--define", "_topdir " + top,
-		"--define", "_dbpath " + filepath.Join(dir, "querydb"), "--define", "__os_install_post %{nil}", spec}
-	if res, err := Run(ctx, 5*time.Minute, Cmd{Argv: argv}); err != nil {
-		return "", nil, fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, tail(res.Stderr, 3000))
-	}
-	rpm := filepath.Join(top, "RPMS", "noarch", "e2e-node-base-12-1.noarch.rpm")
-	if _, err := os.Stat(rpm); err != nil {
-		return "", nil, err
-	}
-	return rpm, provides, nil
+	spec := rpmbase.Base()
+	spec.Provides = provides
+	rpm, err := rpmbase.Build(ctx, dir, spec)
+	return rpm, provides, err
 }

@@ -51,11 +51,11 @@ func buildRPMImage(t *testing.T) rpmImage {
 // buildRPM builds two packages (make rpm: the checkout's version, and the
 // same upstream version at release 2), a base package for the Debian root
 // (image_rpm_base_test.go), and from a copy of lab.sh's cached debootstrap
-// rootfs the image: an rpm database initialised, the base package and
-// then the agent's installed with the build host's rpm --root (their
-// scriptlets run in a chroot of the image), then the elements applied as
-// for the golden image, which enable the unit; the package's own
-// dib-run-parts (static) runs their phases.
+// rootfs the image: an rpm of its own (testdata/rpm-elements/rpm-node),
+// an rpm database initialised, the base package and then the agent's
+// installed with the build host's rpm --root (their scriptlets run in a
+// chroot of the image), then the elements applied as for the golden
+// image, which enable the unit.
 func buildRPM() (b rpmImage, err error) {
 	ctx := context.Background()
 	dir := filepath.Join(lab.Dir, "images-rpm")
@@ -120,34 +120,46 @@ func buildRPM() (b rpmImage, err error) {
 	if _, err := run(&b.install, 10*time.Minute, Cmd{Argv: []string{"cp", "-a", "--reflink=auto", base, b.root}}); err != nil {
 		return b, err
 	}
-	// rpm --root chroots into the image for the scriptlets; /proc and
-	// /dev there as in an image build, in a mount namespace of their own.
-	rpmRoot := func(d *time.Duration, args ...string) (string, error) {
+	// The elements' phases are run by the package's own dib-run-parts (a
+	// link to the static multi-call binary), taken out of it: the first
+	// pass runs before it is installed.
+	if _, err := run(&none, time.Minute, Cmd{Dir: dir, Argv: []string{"sh", "-c",
+		`rpm2cpio "$0" | cpio --quiet -id ./usr/bin/dib-run-parts ./usr/bin/tripleo-agent`, b.rpm}}); err != nil {
+		return b, err
+	}
+	apply := func(elements ...string) error {
+		argv := append([]string{filepath.Join(repoRoot(), "scripts", "apply-elements"),
+			"-r", filepath.Join(dir, "usr", "bin", "dib-run-parts"), b.root}, elements...)
+		path := strings.Join([]string{filepath.Join(repoRoot(), "test", "e2e", "testdata", "rpm-elements"),
+			filepath.Join(repoRoot(), "elements")}, ":")
+		_, err := run(&b.elements, 20*time.Minute, Cmd{Argv: argv, Env: append(os.Environ(), "ELEMENTS_PATH="+path)})
+		return err
+	}
+	// A Fedora image has rpm before its packages are installed with it.
+	if err := apply("rpm-node"); err != nil {
+		return b, err
+	}
+
+	// rpm --root chroots into the image for the scriptlets (which query
+	// the database with the image's rpm); /proc and /dev there as in an
+	// image build, in a mount namespace of their own.
+	rpmRoot := func(args ...string) (string, error) {
 		argv := append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c",
 			`mount -t proc proc "$0/proc" && mount --bind /dev "$0/dev" && exec "$@"`, b.root,
 			"rpm", "--root", b.root, "--dbpath", "/var/lib/rpm"}, args...)
-		return run(d, 5*time.Minute, Cmd{Argv: argv, Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "HOME=/root"}})
+		return run(&b.install, 5*time.Minute, Cmd{Argv: argv, Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "HOME=/root"}})
 	}
-	if _, err := rpmRoot(&b.install, "--initdb"); err != nil {
-		return b, err
-	}
-	if _, err := rpmRoot(&b.install, "-i", b.base); err != nil {
-		return b, err
-	}
-	if _, err := rpmRoot(&b.install, "-i", "-v", b.rpm); err != nil {
-		return b, err
+	for _, args := range [][]string{{"--initdb"}, {"-i", b.base}, {"-i", b.rpm}} {
+		if _, err := rpmRoot(args...); err != nil {
+			return b, err
+		}
 	}
 	isEnabled := func() string {
 		res, _ := Run(ctx, time.Minute, Cmd{Argv: []string{"systemctl", "--root", b.root, "is-enabled", "os-collect-config.service"}})
 		return strings.TrimSpace(string(res.Stdout))
 	}
 	b.enabledByRPM = isEnabled()
-
-	argv := append([]string{filepath.Join(repoRoot(), "scripts", "apply-elements"),
-		"-r", filepath.Join(b.root, "usr", "bin", "dib-run-parts"), b.root}, rpmElements...)
-	path := strings.Join([]string{filepath.Join(repoRoot(), "test", "e2e", "testdata", "rpm-elements"),
-		filepath.Join(repoRoot(), "elements")}, ":")
-	if _, err := run(&b.elements, 20*time.Minute, Cmd{Argv: argv, Env: append(os.Environ(), "ELEMENTS_PATH="+path)}); err != nil {
+	if err := apply(rpmElements...); err != nil {
 		return b, err
 	}
 	b.enabledByImage = isEnabled()
