@@ -312,6 +312,10 @@ func TestInstallUpgradeErase(t *testing.T) {
 	if q := strings.TrimSpace(rpmIn(t, root, "-q", "--qf", "%{RELEASE}", "tripleo-agent")); q != "2" {
 		t.Errorf("after the upgrade: release %q", q)
 	}
+	noneMoved(t, root, "upgrade", later, out)
+	if v := rpmIn(t, root, "-V", "tripleo-agent"); strings.TrimSpace(v) != "" {
+		t.Errorf("rpm -V after the upgrade:\n%s", v)
+	}
 	sameState(t, root, "upgrade", state)
 
 	out = rpmIn(t, root, "-e", "tripleo-agent")
@@ -329,6 +333,22 @@ func TestInstallUpgradeErase(t *testing.T) {
 		}
 	}
 	sameState(t, root, "erase", state)
+}
+
+// noneMoved reports any file of the package's paths moved aside: files
+// owned by a package (an installed tripleo-agent's, RDO's being
+// obsoleted) must stay where they are, so rpm -qf has to work from the
+// chrooted %pre while rpm or dnf runs the transaction.
+func noneMoved(t *testing.T, root, when, rpm, out string) {
+	t.Helper()
+	for p := range rpmFiles(t, rpm) {
+		if m := movedTo(p); m != p && exists(filepath.Join(root, m)) {
+			t.Errorf("%s: /%s was moved to /%s", when, p, m)
+		}
+	}
+	if strings.Contains(out, "is kept as") {
+		t.Errorf("%s: %%pre moved files:\n%s", when, out)
+	}
 }
 
 // The scriptlets as written: the systemd macros' expansions.
@@ -645,6 +665,7 @@ func TestSwapFromRDO(t *testing.T) {
 		}
 	}
 	sameState(t, root, "swap", state)
+	noneMoved(t, root, "swap", rpm, out)
 	if !called(calls, "--no-reload disable --now "+unit) {
 		t.Errorf("RDO's %%preun did not run as expected: %q", calls)
 	}
@@ -742,6 +763,7 @@ func TestDnfSwap(t *testing.T) {
 		t.Errorf("installed after the swap: %q", got)
 	}
 	sameState(t, root, "dnf swap", state)
+	noneMoved(t, root, "dnf swap", rpm, out)
 	if e := enabled(t, root); e != "enabled" {
 		t.Errorf("after the swap the unit is %q, want enabled", e)
 	}
