@@ -130,7 +130,8 @@ e2e:
 # The golden image alone (make e2e runs it too): make deb, a debootstrap
 # Debian 12 rootfs (cached with test/systemd's), the elements applied with
 # scripts/apply-elements, booted under systemd-nspawn against the e2e lab's
-# undercloud; and the swap of a Python agent's node to the .deb.
+# undercloud; and the swap of a Python agent's node to the .deb. Its
+# -run matches TestImageRPM too: the node with the agent's RPM (make rpm).
 image-test:
 	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -run 'TestImage' ./test/e2e/
 

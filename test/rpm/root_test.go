@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/testkit/doccmd"
 	"github.com/tripleo-go/agent/internal/testkit/rpmbase"
 )
 
@@ -730,6 +731,11 @@ func TestDnfRepository(t *testing.T) {
 	}
 }
 
+// The README's install command on Fedora, CentOS and RHEL, which
+// TestDnfSwap runs as it reads, in a root (--installroot and the options
+// that keep dnf's cache and logs in it), for the package it built.
+const readmeInstall = "sudo dnf install ./dist/tripleo-agent-*.x86_64.rpm"
+
 // The command on a node with RDO's packages: dnf install
 // ./tripleo-agent-*.rpm swaps them out in one transaction, keeping the
 // operator's configuration and the unit's enablement.
@@ -752,10 +758,14 @@ func TestDnfSwap(t *testing.T) {
 	rpmIn(t, root, append([]string{"-i"}, rpms...)...)
 	chroot(t, root, "/usr/bin/systemctl.real", "enable", unit)
 	state := nodeState(t, root)
-	out := run(t, 5*time.Minute, "dnf", "-y", "--installroot", root, "--releasever", "1",
-		"--setopt=reposdir=/dev/null", "--setopt=cachedir="+filepath.Join(root, "var/cache/dnf"),
-		"--setopt=logdir="+filepath.Join(root, "var/log"), "--disableplugin=*", "--nogpgcheck",
-		"install", rpm)
+	install, err := doccmd.Args(readmeInstall, "dnf", rpm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, 5*time.Minute, "dnf", append([]string{"-y", "--installroot", root, "--releasever", "1",
+		"--setopt=reposdir=/dev/null", "--setopt=cachedir=" + filepath.Join(root, "var/cache/dnf"),
+		"--setopt=logdir=" + filepath.Join(root, "var/log"), "--disableplugin=*", "--nogpgcheck"},
+		install...)...)
 	t.Logf("dnf install:\n%s", out)
 	got := strings.Fields(rpmIn(t, root, "-qa", "--qf", "%{NAME}\n"))
 	sort.Strings(got)
