@@ -95,6 +95,7 @@ func requireTools(t *testing.T) {
 // build is one clean clone and its make release.
 type build struct {
 	label, dir, out string
+	releaseOut      string // RELEASE_OUT, relative to the build's root; "" for the default
 	env             []string
 	umask           string
 	took            time.Duration
@@ -116,13 +117,20 @@ func cleanEnv() []string {
 	return env
 }
 
-func newBuild(t *testing.T, label, subdir, umask string, extra ...string) *build {
+// newBuild is a build in a directory of its own; with out empty, make
+// release writes its default, dist/ under the clone.
+func newBuild(t *testing.T, label, subdir, out, umask string, extra ...string) *build {
 	root := t.TempDir()
 	tmp := filepath.Join(root, "tmp")
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := &build{label: label, dir: filepath.Join(root, subdir), out: filepath.Join(root, "release-out"), umask: umask}
+	b := &build{label: label, dir: filepath.Join(root, subdir), umask: umask}
+	if b.releaseOut = out; out != "" {
+		b.out = filepath.Join(root, out)
+	} else {
+		b.out = filepath.Join(b.dir, "dist")
+	}
 	b.env = append(cleanEnv(), "TMPDIR="+tmp)
 	if os.Getenv("RELEASE_COLD_CACHE") == "1" {
 		b.env = append(b.env, "GOCACHE="+filepath.Join(root, "gocache"))
@@ -133,7 +141,10 @@ func newBuild(t *testing.T, label, subdir, umask string, extra ...string) *build
 
 // run clones src's HEAD and makes the release in it.
 func (b *build) run(ctx context.Context, src string) error {
-	script := `umask "$UMASK" && git clone -q --no-hardlinks "$SRC" "$DIR" && cd "$DIR" && make -s release RELEASE_OUT="$OUT"`
+	script := `umask "$UMASK" && git clone -q --no-hardlinks "$SRC" "$DIR" && cd "$DIR" && make release`
+	if b.releaseOut != "" {
+		script += ` RELEASE_OUT="$OUT"`
+	}
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Env = append(b.env, "UMASK="+b.umask, "SRC="+src, "DIR="+b.dir, "OUT="+b.out)
 	var log bytes.Buffer
@@ -190,8 +201,9 @@ func TestReleaseReproducible(t *testing.T) {
 	// different names and depths, their own TMPDIR, umasks, time zones
 	// and locales, started a second apart (their clocks differ) and
 	// running side by side (nothing shared but the Go caches).
-	a := newBuild(t, "first", "tripleo-agent", "022", "TZ=UTC", "LANG=C")
-	b := newBuild(t, "second", "elsewhere/a-longer-name/build", "027", "TZ=Pacific/Chatham", "LANG=C.UTF-8")
+	// The first writes dist/, the second RELEASE_OUT.
+	a := newBuild(t, "first", "tripleo-agent", "", "022", "TZ=UTC", "LANG=C")
+	b := newBuild(t, "second", "elsewhere/a-longer-name/build", "release-out", "027", "TZ=Pacific/Chatham", "LANG=C.UTF-8")
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	errs := make(chan error, 2)
@@ -237,7 +249,7 @@ func TestReleaseReproducible(t *testing.T) {
 		}
 	})
 	t.Run("SHA256SUMS", func(t *testing.T) {
-		checkSums(t, a.out, n)
+		checkSums(t, a, n)
 	})
 	for _, ar := range arches {
 		t.Run(ar.goarch, func(t *testing.T) {
@@ -263,9 +275,9 @@ func listDir(t *testing.T, dir string) []string {
 }
 
 // checkSums: SHA256SUMS names every other artefact once, sorted, and
-// sha256sum -c agrees.
-func checkSums(t *testing.T, dir string, n names) {
-	b, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
+// packaging/README.md's verification passes.
+func checkSums(t *testing.T, a *build, n names) {
+	b, err := os.ReadFile(filepath.Join(a.out, "SHA256SUMS"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,10 +293,11 @@ func checkSums(t *testing.T, dir string, n names) {
 	if !slices.Equal(listed, want) {
 		t.Errorf("SHA256SUMS lists %q, want %q", listed, want)
 	}
-	cmd := exec.Command("sha256sum", "--check", "--strict", "SHA256SUMS")
-	cmd.Dir = dir
+	const verify = "cd dist && sha256sum -c SHA256SUMS"
+	cmd := exec.Command("bash", "-c", verify)
+	cmd.Dir = a.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("sha256sum -c SHA256SUMS: %v\n%s", err, out)
+		t.Errorf("%s: %v\n%s", verify, err, out)
 	}
 }
 
