@@ -42,7 +42,7 @@ AGENT_GO := GOWORK=off $(GO)
 GOFLAGS  := $(filter-out -mod=mod,$(GOFLAGS))
 export GOFLAGS
 
-.PHONY: build deps test unit race bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short release
+.PHONY: build deps test unit race bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb rpm fuzz fleet fleet-short release
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -281,13 +281,22 @@ MAINTAINER ?= TripleO Go agent team <tripleo-go@users.noreply.github.com>
 deb:
 	MAKE="$(MAKE)" GO="$(GO)" DEB_OUT="$(DEB_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" bash packaging/build-deb.sh
 
+# The RPM: $(RPM_OUT)/tripleo-agent-<Version>-<Release>.<arch>.rpm, the
+# same make install PREFIX=/usr built with rpmbuild from
+# packaging/rpm/tripleo-agent.spec (Debian's rpm is enough); Version and
+# Release are VERSION's two parts, MAINTAINER is the Packager, GOARCH
+# picks the architecture (packaging/README.md, "The RPM"; test/rpm).
+RPM_OUT ?= dist
+rpm:
+	MAKE="$(MAKE)" GO="$(GO)" RPM_OUT="$(RPM_OUT)" VERSION="$(VERSION)" RPM_PACKAGER="$(MAINTAINER)" bash packaging/build-rpm.sh
+
 # The release (packaging/release.sh; packaging/README.md, "Release"): for
 # amd64, arm64 and ppc64le, the .deb, the .rpm, a tarball of make
 # install's tree and the binary's SBOM (SPDX 2.3 JSON), then SHA256SUMS,
 # into RELEASE_OUT. The same commit gives the same bytes (test/release).
 RELEASE_OUT ?= dist
 release:
-	MAKE="$(MAKE)" GO="$(GO)" RELEASE_OUT="$(RELEASE_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" bash packaging/release.sh
+	MAKE="$(MAKE)" GO="$(GO)" RELEASE_OUT="$(RELEASE_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" RPM_PACKAGER="$(MAINTAINER)" bash packaging/release.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

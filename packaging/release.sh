@@ -16,7 +16,8 @@
 #
 #   RELEASE_OUT     output directory (default: dist, under the checkout)
 #   VERSION         as packaging/version.sh takes it (default: from git)
-#   DEB_MAINTAINER  the .deb's Maintainer (make release passes MAINTAINER)
+#   DEB_MAINTAINER  the .deb's Maintainer, RPM_PACKAGER the .rpm's Packager
+#                   (make release passes its MAINTAINER to both)
 #   MAKE, GO        the make and go to run
 #
 # Prints the artefacts' paths, SHA256SUMS last.
@@ -33,18 +34,11 @@ GO=${GO:-go}
 OUT=${RELEASE_OUT:-dist}
 ARCHES="amd64 arm64 ppc64le"
 
-die() { echo "release: $*" >&2; exit 1; }
-
 # VERSION and SOURCE_DATE_EPOCH, one fact for every artefact: exported, so
 # that the package builds and the installs below link the same version.
 . "$here/version.sh"
 export VERSION SOURCE_DATE_EPOCH
 upstream=$(version_upstream "$VERSION")
-
-# The RPMs are built by build-rpm.sh (issue 32, point 1): without it there
-# is no release.
-[ -f "$here/build-rpm.sh" ] ||
-	die "packaging/build-rpm.sh is missing: the .rpm artefacts cannot be built"
 
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
