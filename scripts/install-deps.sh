@@ -5,12 +5,15 @@
 set -euo pipefail
 
 # puppet and ansible-core: the hooks are tested against the real tools;
-# lintian checks the Debian package (test/deb). podman (with runc: crun
-# refuses this kind of machine's hybrid cgroups), docker-compose and
-# heat-cfntools' cfn-init: the docker-cmd, docker-compose and cfn-init
-# hooks are tested against the real tools; busybox-static is the one
-# binary of the tests' container image (no registry is reachable).
+# lintian checks the Debian package (test/deb); rpm (rpmbuild), rpmlint,
+# createrepo-c and dnf build, check and install the RPM (test/rpm).
+# podman (with runc: crun refuses this kind of machine's hybrid cgroups),
+# docker-compose and heat-cfntools' cfn-init: the docker-cmd,
+# docker-compose and cfn-init hooks are tested against the real tools;
+# busybox-static is the one binary of the tests' container image (no
+# registry is reachable).
 packages=(python3-os-apply-config python3-os-refresh-config python3-os-collect-config python3-dib-utils make gcc util-linux dosfstools puppet ansible-core lintian
+          rpm rpmlint createrepo-c dnf
           podman runc conmon containernetworking-plugins docker-compose heat-cfntools busybox-static)
 missing=()
 for p in "${packages[@]}"; do
