@@ -42,7 +42,7 @@ AGENT_GO := GOWORK=off $(GO)
 GOFLAGS  := $(filter-out -mod=mod,$(GOFLAGS))
 export GOFLAGS
 
-.PHONY: build deps test unit race bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb rpm fuzz fleet fleet-short
+.PHONY: build deps test unit race bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb rpm fuzz fleet fleet-short release
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -290,6 +290,14 @@ deb:
 RPM_OUT ?= dist
 rpm:
 	MAKE="$(MAKE)" GO="$(GO)" RPM_OUT="$(RPM_OUT)" VERSION="$(VERSION)" RPM_PACKAGER="$(MAINTAINER)" bash packaging/build-rpm.sh
+
+# The release (packaging/release.sh; packaging/README.md, "Release"): for
+# amd64, arm64 and ppc64le, the .deb, the .rpm, a tarball of make
+# install's tree and the binary's SBOM (SPDX 2.3 JSON), then SHA256SUMS,
+# into RELEASE_OUT. The same commit gives the same bytes (test/release).
+RELEASE_OUT ?= dist
+release:
+	MAKE="$(MAKE)" GO="$(GO)" RELEASE_OUT="$(RELEASE_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" RPM_PACKAGER="$(MAINTAINER)" bash packaging/release.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
