@@ -42,7 +42,7 @@ AGENT_GO := GOWORK=off $(GO)
 GOFLAGS  := $(filter-out -mod=mod,$(GOFLAGS))
 export GOFLAGS
 
-.PHONY: build deps test unit race cross-test bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb fuzz fleet fleet-short
+.PHONY: build deps test unit race cross-test bench bench-steps bench-go bench-oac bench-orc bench-occ bench-hc heat-agents-test demo install clean fmt systemd-test e2e image-test torture deb rpm fuzz fleet fleet-short release
 
 # Static (no cgo): no libc mapped into every node's daemon (1.7 MiB of
 # RSS), and no dependency on the image's glibc. See docs/compat.md for
@@ -87,12 +87,14 @@ deps:
 # the watcher, the Keystone session and the child processes are
 # concurrent), then everything; the differential tests need the reference
 # installed (.ci/run installs it) and are skipped without it unless
-# REQUIRE_REFERENCE=1. Last, every fuzz target for a few seconds.
+# REQUIRE_REFERENCE=1 (30 minutes a package: test/release builds two
+# releases, six cross builds, from cold caches on a fresh machine). Last,
+# every fuzz target for a few seconds.
 test: build
 	$(GO) build $(PKGS)
 	$(GO) vet $(PKGS)
 	$(HANDS_OFF) $(GO) test -count=1 -race -short $(PKGS)
-	$(HANDS_OFF) $(GO) test -count=1 $(PKGS)
+	$(HANDS_OFF) $(GO) test -count=1 -timeout 30m $(PKGS)
 	FUZZTIME=$(FUZZTIME_QUICK) GO="$(GO)" $(HANDS_OFF) bash scripts/fuzz.sh
 
 # Every fuzz target (go test -fuzz) for FUZZTIME each, then everything
@@ -146,7 +148,8 @@ e2e:
 # The golden image alone (make e2e runs it too): make deb, a debootstrap
 # Debian 12 rootfs (cached with test/systemd's), the elements applied with
 # scripts/apply-elements, booted under systemd-nspawn against the e2e lab's
-# undercloud; and the swap of a Python agent's node to the .deb.
+# undercloud; and the swap of a Python agent's node to the .deb. Its
+# -run matches TestImageRPM too: the node with the agent's RPM (make rpm).
 image-test:
 	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -run 'TestImage' ./test/e2e/
 
@@ -296,6 +299,23 @@ DEB_OUT    ?= dist
 MAINTAINER ?= TripleO Go agent team <tripleo-go@users.noreply.github.com>
 deb:
 	MAKE="$(MAKE)" GO="$(GO)" DEB_OUT="$(DEB_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" bash packaging/build-deb.sh
+
+# The RPM: $(RPM_OUT)/tripleo-agent-<Version>-<Release>.<arch>.rpm, the
+# same make install PREFIX=/usr built with rpmbuild from
+# packaging/rpm/tripleo-agent.spec (Debian's rpm is enough); Version and
+# Release are VERSION's two parts, MAINTAINER is the Packager, GOARCH
+# picks the architecture (packaging/README.md, "The RPM"; test/rpm).
+RPM_OUT ?= dist
+rpm:
+	MAKE="$(MAKE)" GO="$(GO)" RPM_OUT="$(RPM_OUT)" VERSION="$(VERSION)" RPM_PACKAGER="$(MAINTAINER)" bash packaging/build-rpm.sh
+
+# The release (packaging/release.sh; packaging/README.md, "Release"): for
+# amd64, arm64 and ppc64le, the .deb, the .rpm, a tarball of make
+# install's tree and the binary's SBOM (SPDX 2.3 JSON), then SHA256SUMS,
+# into RELEASE_OUT. The same commit gives the same bytes (test/release).
+RELEASE_OUT ?= dist
+release:
+	MAKE="$(MAKE)" GO="$(GO)" RELEASE_OUT="$(RELEASE_OUT)" VERSION="$(VERSION)" DEB_MAINTAINER="$(MAINTAINER)" RPM_PACKAGER="$(MAINTAINER)" bash packaging/release.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

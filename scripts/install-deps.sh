@@ -5,15 +5,20 @@
 set -euo pipefail
 
 # puppet and ansible-core: the hooks are tested against the real tools;
-# lintian checks the Debian package (test/deb). podman (with runc: crun
-# refuses this kind of machine's hybrid cgroups), docker-compose and
-# heat-cfntools' cfn-init: the docker-cmd, docker-compose and cfn-init
-# hooks are tested against the real tools; busybox-static is the one
-# binary of the tests' container image (no registry is reachable).
-# qemu-user-static: make cross-test runs the arm64 and ppc64le builds
-# under qemu-aarch64-static and qemu-ppc64le-static (no binfmt_misc needed).
+# lintian checks the Debian package (test/deb); rpm (rpmbuild), rpmlint,
+# createrepo-c and dnf build, check and install the RPM (test/rpm,
+# test/elements). podman (with runc: crun refuses this kind of machine's
+# hybrid cgroups), docker-compose and heat-cfntools' cfn-init: the
+# docker-cmd, docker-compose and cfn-init hooks are tested against the
+# real tools; busybox-static is the one binary of the tests' container
+# image (no registry is reachable). python3-yaml: scripts/apply-elements
+# reads package-installs.yaml with it; dpkg-dev: test/elements indexes a
+# local apt repository. qemu-user-static: make cross-test runs the arm64
+# and ppc64le builds under qemu-aarch64-static and qemu-ppc64le-static (no
+# binfmt_misc needed).
 packages=(python3-os-apply-config python3-os-refresh-config python3-os-collect-config python3-dib-utils make gcc util-linux dosfstools puppet ansible-core lintian
-          podman runc conmon containernetworking-plugins docker-compose heat-cfntools busybox-static
+          rpm rpmlint createrepo-c dnf
+          podman runc conmon containernetworking-plugins docker-compose heat-cfntools busybox-static python3-yaml dpkg-dev
           qemu-user-static)
 missing=()
 for p in "${packages[@]}"; do

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/doccmd"
 )
 
 // The way back (issue 31): an image built with the Python agent's
@@ -276,6 +278,10 @@ func wayBackRound(t *testing.T, root, who string, round int) string {
 	return string(b)
 }
 
+// The README's install command on Debian and Ubuntu, which TestWayBack
+// runs as it reads (the package it built for the glob).
+const readmeInstall = "sudo apt-get install ./dist/tripleo-agent_*_amd64.deb"
+
 // A node of an image built with the Python agent's elements, running
 // Debian's Python packages, swaps them for the package (apt-get install
 // ./x.deb), which is upgraded, converges, and is purged; the image's
@@ -294,7 +300,11 @@ func TestWayBack(t *testing.T) {
 	write(t, filepath.Join(root, "etc/os-collect-config.conf"), handConf, 0o600)
 	wayBackRound(t, root, "Python, before", 1)
 
-	t.Logf("apt-get install ./tripleo-agent.deb:\n%s", apt(t, root, "install", copyInto(t, deb, root, "/tmp/tripleo-agent.deb")))
+	install, err := doccmd.Args(readmeInstall, "apt-get", copyInto(t, deb, root, "/tmp/"+filepath.Base(deb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s:\n%s", readmeInstall, apt(t, root, install...))
 	for _, p := range pythonPackages {
 		if s := status(t, root, p); strings.HasPrefix(s, "ii") {
 			t.Errorf("%s still installed: %s", p, s)

@@ -151,7 +151,9 @@ type runner func(t *testing.T, b block)
 var runners = map[string]runner{
 	"make demo\n": runMakeDemo,
 	"sudo DIB_TRIPLEO_AGENT_DEB=\"$(ls -t dist/tripleo-agent_*.deb | head -n 1)\" scripts/apply-elements /path/to/rootfs \\\n" +
-		"    os-collect-config heat-config-script heat-config-puppet\n": runApplyElements,
+		"    os-collect-config heat-config-script heat-config-puppet\n": runApplyElements(debImage),
+	"sudo DISTRO_NAME=centos DIB_TRIPLEO_AGENT_RPM=\"$(ls -t dist/tripleo-agent-*.x86_64.rpm | head -n 1)\" \\\n" +
+		"    scripts/apply-elements /path/to/rootfs os-collect-config heat-config-script heat-config-puppet\n": runApplyElements(rpmImage),
 }
 
 const markHelp = "run it in test/docs (runners, by its exact text) or mark the line above it with " +
@@ -346,36 +348,54 @@ func runMakeDemo(t *testing.T, b block) {
 	}
 }
 
-// runApplyElements runs the golden-image command as written, from a
-// directory laid out as the checkout after two make deb, with sudo and
-// scripts/apply-elements standing in (what apply-elements does to a root
-// filesystem is test/e2e TestImage's): the variable names the newest
-// package, a file that exists, and the elements named exist.
-func runApplyElements(t *testing.T, b block) {
-	dir, env := sandbox(t)
-	ws := dir + "/checkout"
-	write(t, ws+"/dist/tripleo-agent_0.1-1_amd64.deb", "old", 0o644)
-	write(t, ws+"/dist/tripleo-agent_0.2-1_amd64.deb", "new", 0o644)
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(ws+"/dist/tripleo-agent_0.1-1_amd64.deb", old, old); err != nil {
-		t.Fatal(err)
-	}
-	write(t, ws+"/scripts/apply-elements", "#!/bin/sh\n"+
-		"test -f \"$DIB_TRIPLEO_AGENT_DEB\" || { echo \"DIB_TRIPLEO_AGENT_DEB=$DIB_TRIPLEO_AGENT_DEB is not a file\"; exit 1; }\n"+
-		"echo \"DIB_TRIPLEO_AGENT_DEB=$DIB_TRIPLEO_AGENT_DEB\"; echo \"$@\"\n", 0o755)
-	write(t, dir+"/stub/sudo", "#!/bin/sh\nwhile case $1 in *=*) true;; *) false;; esac; do export \"$1\"; shift; done\nexec \"$@\"\n", 0o755)
-	env[0] = "PATH=" + dir + "/stub:" + strings.TrimPrefix(env[0], "PATH=")
-	out := sh(t, b, ws, env)
-	want := "DIB_TRIPLEO_AGENT_DEB=dist/tripleo-agent_0.2-1_amd64.deb\n/path/to/rootfs os-collect-config heat-config-script heat-config-puppet\n"
-	if out != want {
-		t.Errorf("%s: apply-elements got\n%s\nwant\n%s", b, out, want)
-	}
-	if fi, err := os.Stat(filepath.Join(repo, "scripts/apply-elements")); err != nil || fi.Mode()&0o111 == 0 {
-		t.Errorf("%s: scripts/apply-elements is not an executable of the checkout (%v)", b, err)
-	}
-	for _, e := range strings.Fields("os-collect-config heat-config-script heat-config-puppet") {
-		if _, err := os.Stat(filepath.Join(repo, "elements", e)); err != nil {
-			t.Errorf("%s: names element %s: %v", b, e, err)
+// goldenImage is a family's golden-image command: the variable naming the
+// package, two packages' names (older, newer) and what else it sets.
+type goldenImage struct {
+	variable   string
+	old, new   string
+	extraShown string // what the stand-in prints of the other variables
+}
+
+var (
+	debImage = goldenImage{"DIB_TRIPLEO_AGENT_DEB", "tripleo-agent_0.1-1_amd64.deb", "tripleo-agent_0.2-1_amd64.deb", ""}
+	rpmImage = goldenImage{"DIB_TRIPLEO_AGENT_RPM", "tripleo-agent-0.1-1.x86_64.rpm", "tripleo-agent-0.2-1.x86_64.rpm", "DISTRO_NAME=centos\n"}
+)
+
+// runApplyElements runs a golden-image command as written, from a
+// directory laid out as the checkout after two package builds, with sudo
+// and scripts/apply-elements standing in (what apply-elements does to a
+// root filesystem is test/e2e TestImage's, and test/elements' on an rpm
+// image): the variable names the newest package, a file that exists, and
+// the elements named exist.
+func runApplyElements(g goldenImage) runner {
+	return func(t *testing.T, b block) {
+		dir, env := sandbox(t)
+		ws := dir + "/checkout"
+		write(t, ws+"/dist/"+g.old, "old", 0o644)
+		write(t, ws+"/dist/"+g.new, "new", 0o644)
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(ws+"/dist/"+g.old, old, old); err != nil {
+			t.Fatal(err)
+		}
+		v := g.variable
+		write(t, ws+"/scripts/apply-elements", "#!/bin/sh\n"+
+			"test -f \"$"+v+"\" || { echo \""+v+"=$"+v+" is not a file\"; exit 1; }\n"+
+			"${DISTRO_NAME:+echo DISTRO_NAME=$DISTRO_NAME}\n"+
+			"echo \""+v+"=$"+v+"\"; echo \"$@\"\n", 0o755)
+		write(t, dir+"/stub/sudo", "#!/bin/sh\nwhile case $1 in *=*) true;; *) false;; esac; do export \"$1\"; shift; done\nexec \"$@\"\n", 0o755)
+		env[0] = "PATH=" + dir + "/stub:" + strings.TrimPrefix(env[0], "PATH=")
+		out := sh(t, b, ws, env)
+		want := g.extraShown + v + "=dist/" + g.new + "\n/path/to/rootfs os-collect-config heat-config-script heat-config-puppet\n"
+		if out != want {
+			t.Errorf("%s: apply-elements got\n%s\nwant\n%s", b, out, want)
+		}
+		if fi, err := os.Stat(filepath.Join(repo, "scripts/apply-elements")); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("%s: scripts/apply-elements is not an executable of the checkout (%v)", b, err)
+		}
+		for _, e := range strings.Fields("os-collect-config heat-config-script heat-config-puppet") {
+			if _, err := os.Stat(filepath.Join(repo, "elements", e)); err != nil {
+				t.Errorf("%s: names element %s: %v", b, e, err)
+			}
 		}
 	}
 }
