@@ -22,12 +22,9 @@ OUT=${DEB_OUT:-dist}
 MAINTAINER=${DEB_MAINTAINER:-}
 # GOARCH picks the architecture (cross-built, make build's CROSS); the
 # package's is Debian's name for it.
+. "$here/stage.sh"
 GOARCH=${GOARCH:-$("${GO:-go}" env GOARCH)}
-case $GOARCH in
-amd64 | arm64) ARCH=$GOARCH ;;
-ppc64le) ARCH=ppc64el ;;
-*) echo "build-deb: no Debian architecture for GOARCH=$GOARCH" >&2; exit 1 ;;
-esac
+ARCH=$(package_arch deb "$GOARCH") || { echo "build-deb: no Debian architecture for GOARCH=$GOARCH" >&2; exit 1; }
 export GOARCH
 
 die() { echo "build-deb: $*" >&2; exit 1; }
@@ -42,14 +39,10 @@ printf '%s' "$MAINTAINER" | grep -Eq '^[^<>,|&\\]+ <[^<>@ ]+@[^<> ]+>$' ||
 	die "MAINTAINER is not \"Name <address>\": '$MAINTAINER' (make deb MAINTAINER=\"Jane Doe <jane@example.org>\")"
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-agent-deb.XXXXXX")
-# The build goes to a directory of its own, not the checkout's bin/,
-# which tests running at the same time may be executing.
 build=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-agent-debbin.XXXXXX")
 trap 'rm -rf "$stage" "$build"' EXIT
 chmod 0755 "$stage"
-
-# STRIP=1: as dh_strip, without the symbol table and DWARF (-s -w).
-"$MAKE" -s --no-print-directory -C "$top" install DESTDIR="$stage" PREFIX=/usr BIN="$build" STRIP=1 >&2
+stage_tree "$stage" "$build"
 
 # Debian 12 still ships units under /lib/systemd/system (/usr-merge moratorium).
 install -d "$stage/lib/systemd/system"
@@ -57,12 +50,6 @@ mv "$stage/usr/lib/systemd/system/os-collect-config.service" "$stage/lib/systemd
 rmdir -p --ignore-fail-on-non-empty "$stage/usr/lib/systemd/system"
 grep -qx 'ExecStart=/usr/bin/os-collect-config' "$stage/lib/systemd/system/os-collect-config.service" ||
 	die "the unit's ExecStart is not /usr/bin/os-collect-config"
-
-# The staged binary runs (a cross-built one is run under qemu by
-# make cross-test).
-if [ "$GOARCH" = "$("${GO:-go}" env GOHOSTARCH)" ]; then
-	"$stage/usr/bin/os-collect-config" --help >/dev/null || die "the staged binary does not run"
-fi
 
 doc=$stage/usr/share/doc/tripleo-agent
 install -d "$doc"

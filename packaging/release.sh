@@ -38,6 +38,7 @@ ARCHES="amd64 arm64 ppc64le"
 # that the package builds and the installs below link the same version.
 . "$here/version.sh"
 export VERSION SOURCE_DATE_EPOCH
+. "$here/stage.sh"
 upstream=$(version_upstream "$VERSION")
 
 mkdir -p "$OUT"
@@ -68,8 +69,7 @@ for goarch in $ARCHES; do
 	name=tripleo-agent-$upstream-linux-$goarch
 	stage=$work/tar-$goarch
 	mkdir -p "$stage"
-	GOARCH=$goarch "$MAKE" -s --no-print-directory -C "$top" install GOARCH="$goarch" \
-		DESTDIR="$stage/$name" PREFIX=/usr BIN="$work/bin-$goarch" STRIP=1 >&2
+	GOARCH=$goarch stage_tree "$stage/$name" "$work/bin-$goarch"
 	# Modes whatever the umask and the checkout's: directories and
 	# executables 0755, other files 0644 (links are 0777 on Linux).
 	find "$stage" -type d -exec chmod 0755 {} +
