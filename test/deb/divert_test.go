@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/testkit/doccmd"
+	"github.com/tripleo-go/agent/internal/testkit/pkgtest"
 )
 
 // The way back (issue 31): an image built with the Python agent's
@@ -81,32 +82,11 @@ func diverted(t *testing.T, deb string) []string {
 }
 
 // fileState is what a byte-for-byte comparison of a file looks at.
-type fileState struct {
-	mode    fs.FileMode
-	content string // a link's target
-}
+type fileState = pkgtest.FileState
 
 func stateOf(t *testing.T, path string) (fileState, bool) {
 	t.Helper()
-	fi, err := os.Lstat(path)
-	if os.IsNotExist(err) {
-		return fileState{}, false
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		l, err := os.Readlink(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fileState{fi.Mode(), l}, true
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fileState{fi.Mode(), string(b)}, true
+	return pkgtest.StateOf(t, path)
 }
 
 // placePythonImage copies testdata/python-image over root and writes
@@ -167,7 +147,7 @@ func sameFiles(t *testing.T, root, when string, want map[string]fileState, at fu
 		case !ok:
 			t.Errorf("%s: the image's /%s is not at /%s", when, path, where)
 		case got != w:
-			t.Errorf("%s: /%s (the image's /%s) is %v %q, was %v %q", when, where, path, got.mode, got.content, w.mode, w.content)
+			t.Errorf("%s: /%s (the image's /%s) is %v %q, was %v %q", when, where, path, got.Mode, got.Content, w.Mode, w.Content)
 		}
 	}
 }
@@ -454,13 +434,13 @@ func TestUpgradeFromUndivertedBuild(t *testing.T) {
 			continue
 		}
 		if got, ok := stateOf(t, filepath.Join(root, p)); !ok || got != s {
-			t.Errorf("after the upgrade /%s is %v %q, was %v %q", p, got.mode, got.content, s.mode, s.content)
+			t.Errorf("after the upgrade /%s is %v %q, was %v %q", p, got.Mode, got.Content, s.Mode, s.Content)
 		}
 	}
 
 	mustChroot(t, root, "dpkg", "--purge", "tripleo-agent")
 	for _, p := range paths {
-		if got, ok := stateOf(t, filepath.Join(root, p)); ok && got.content == "../../../bin/tripleo-agent" {
+		if got, ok := stateOf(t, filepath.Join(root, p)); ok && got.Content == "../../../bin/tripleo-agent" {
 			t.Errorf("after the purge /%s is the package's link, put back as if it were the image's", p)
 		}
 	}

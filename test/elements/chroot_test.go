@@ -10,23 +10,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/pkgtest"
 )
 
 // skip skips the test, or fails it under REQUIRE_DEB=1 (.ci/run).
 func skip(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("REQUIRE_DEB") == "1" {
-		t.Fatalf("REQUIRE_DEB=1: %s", msg)
-	}
-	t.Skip(msg)
+	pkgtest.Skip(t, "REQUIRE_DEB", format, args...)
 }
 
 func needTool(t *testing.T, name, why string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		skip(t, "%s not found (%s)", name, why)
-	}
+	pkgtest.NeedTool(t, "REQUIRE_DEB", name, why)
 }
 
 func run(t *testing.T, timeout time.Duration, env []string, name string, args ...string) string {

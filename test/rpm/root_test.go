@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/internal/testkit/doccmd"
+	"github.com/tripleo-go/agent/internal/testkit/pkgtest"
 	"github.com/tripleo-go/agent/internal/testkit/rpmbase"
 )
 
@@ -391,28 +392,11 @@ func TestScriptlets(t *testing.T) {
 }
 
 // fileState is what a byte-for-byte comparison of a file looks at.
-type fileState struct {
-	mode    fs.FileMode
-	content string // a link's target
-}
+type fileState = pkgtest.FileState
 
 func stateOf(t *testing.T, path string) (fileState, bool) {
 	t.Helper()
-	fi, err := os.Lstat(path)
-	if os.IsNotExist(err) {
-		return fileState{}, false
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		l, err := os.Readlink(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fileState{fi.Mode(), l}, true
-	}
-	return fileState{fi.Mode(), read(t, path)}, true
+	return pkgtest.StateOf(t, path)
 }
 
 // pythonImage is test/deb's tree of the files the Python agent's
@@ -677,7 +661,7 @@ func TestSwapFromRDO(t *testing.T) {
 		t.Errorf("the unit is not the package's:\n%s", u)
 	}
 	tpl := filepath.Join(root, "usr/libexec/os-apply-config/templates/etc/os-collect-config.conf")
-	if got, ok := stateOf(t, tpl); !ok || got.content != rdoConfTemplate || got.mode.Perm() != 0o600 {
+	if got, ok := stateOf(t, tpl); !ok || got.Content != rdoConfTemplate || got.Mode.Perm() != 0o600 {
 		t.Errorf("python3-heat-agent's template of the configuration is not kept: %v %+v", ok, got)
 	}
 	if o, err := rpmErr(root, "-qf", "/usr/libexec/os-apply-config/templates/etc/os-collect-config.conf"); err == nil {

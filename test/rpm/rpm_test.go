@@ -30,6 +30,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/pkgtest"
 )
 
 var work string // the test run's scratch directory (RPM_OUT and the rest)
@@ -48,21 +50,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// skip skips the test, or fails it under REQUIRE_RPM=1.
+// skip skips the test, or fails it under REQUIRE_RPM=1 (.ci/run).
 func skip(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("REQUIRE_RPM") == "1" {
-		t.Fatalf("REQUIRE_RPM=1: %s", msg)
-	}
-	t.Skip(msg)
+	pkgtest.Skip(t, "REQUIRE_RPM", format, args...)
 }
 
 func needTool(t *testing.T, name, why string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		skip(t, "%s not found (%s)", name, why)
-	}
+	pkgtest.NeedTool(t, "REQUIRE_RPM", name, why)
 }
 
 func run(t *testing.T, timeout time.Duration, name string, args ...string) string {
