@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 )
 
 // FuzzRun runs 55-heat-config on a fuzzed deployments file, twice, with a

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/agentstate"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
@@ -24,11 +24,6 @@ type runner struct {
 	env Env
 	log *slog.Logger
 }
-
-// whitelisted groups have no hook on purpose: os-collect-config merges
-// their config into os-apply-config's data, and 99-refresh-completed
-// signals them.
-const whitelisted = "os-apply-config"
 
 // invoke runs the i-th item of the list, if it is a deployment that has
 // not run yet. Nothing it meets stops the loop: a bad item is one error
@@ -64,7 +59,8 @@ func (r *runner) invoke(ctx context.Context, i int, v jsondoc.Value) {
 		return
 	}
 	hook, found := findHook(r.c.hookDirs, d.Group())
-	if !found && d.Group() == whitelisted {
+	// os-apply-config's group has no hook on purpose (deployment.ApplyConfig).
+	if !found && d.Group() == deployment.ApplyConfig {
 		return
 	}
 	// The state file is written before the hook runs: a deployment is

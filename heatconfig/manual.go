@@ -1,8 +1,8 @@
 package heatconfig
 
 import (
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/heatconfig/deployed"
-	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/version"

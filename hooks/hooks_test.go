@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/hooks"
 	"github.com/tripleo-go/agent/hooks/hooktest"
 	"github.com/tripleo-go/agent/internal/jsondoc"

@@ -21,7 +21,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"

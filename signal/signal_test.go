@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/heatapi"

@@ -10,12 +10,10 @@ import (
 	"log/slog"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/deployment"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
-
-// groups whose deployments os-apply-config handles.
-var oacGroups = map[string]bool{"os-apply-config": true, "Heat::Ungrouped": true}
 
 // Explode returns the entries for a collector's document. The reference's
 // warnings keep their words; a deployment that is not an object or has no
@@ -48,11 +46,11 @@ func Explode(collector string, doc jsondoc.Value, deploymentKeys []string, log *
 				log.Warn(fmt.Sprintf("No name found for a deployment under %s.", key))
 				continue
 			}
-			group := "Heat::Ungrouped"
+			group := deployment.Ungrouped
 			if g, ok := d.Get("group"); ok {
 				group = jsondoc.PyStr(g)
 			}
-			if !oacGroups[group] {
+			if !deployment.ForApplyConfig(group) {
 				continue
 			}
 			config, ok := d.Get("config")

@@ -14,8 +14,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/heatconfig/deployed"
-	"github.com/tripleo-go/agent/heatconfig/deployment"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/proc"
 )
@@ -33,9 +33,6 @@ func ProcessEnv() Env { return Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ
 
 // readTimeout bounds the os-apply-config run.
 const readTimeout = 5 * time.Minute
-
-// skipped groups are never run by heat-config's hooks.
-var skipped = map[string]bool{"os-apply-config": true, deployment.Ungrouped: true}
 
 // Run marks the deployments as deployed. Arguments are ignored, as by
 // the reference. An error that stops it is one line on stderr.
@@ -91,7 +88,7 @@ func run(ctx context.Context, env Env) error {
 			failed = true
 			continue
 		}
-		if skipped[d.Group()] {
+		if deployment.ForApplyConfig(d.Group()) {
 			fmt.Fprintf(env.Stdout, "Skipping creating deployed file for deployment %s as it is group:%s\n", d.ID(), d.Group())
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 	"github.com/tripleo-go/agent/signal"

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/secret"
 	"github.com/tripleo-go/agent/signal"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/signal"
 	"github.com/tripleo-go/agent/signal/presigned"

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
@@ -59,9 +59,6 @@ const markerDir = "/var/lib/os-apply-config-deployments/deployed"
 
 // readTimeout bounds each os-apply-config --key run.
 const readTimeout = 2 * time.Minute
-
-// group is the deployments' group this program signals.
-const group = "os-apply-config"
 
 // Run signals what has not been signalled. A failed signal fails the
 // run, so os-collect-config keeps the metadata uncommitted and runs the
@@ -191,7 +188,7 @@ func (r *run) deployments(ctx context.Context) error {
 		d, err := deployment.FromValue(v)
 		if err != nil {
 			if obj, _ := v.(*jsondoc.Object); obj != nil {
-				if g, _ := obj.Get("group"); g != group {
+				if g, _ := obj.Get("group"); g != deployment.ApplyConfig {
 					continue // not ours to judge
 				}
 			}
@@ -200,7 +197,7 @@ func (r *run) deployments(ctx context.Context) error {
 			r.log.Error(fmt.Sprintf("Skipping deployment %d %s: %v", i, deployment.Label(v), err))
 			continue
 		}
-		if d.Group() != group || !r.opts.Transports.Claim(d) {
+		if d.Group() != deployment.ApplyConfig || !r.opts.Transports.Claim(d) {
 			continue
 		}
 		marker := filepath.Join(dir, d.ID())

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 )
 
 // Deployment is a script deployment with the given inputs, as name,

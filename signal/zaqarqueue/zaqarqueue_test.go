@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/heatconfig/deployment"
+	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/testkit/zaqartest"
 	"github.com/tripleo-go/agent/signal"

@@ -15,8 +15,19 @@ import (
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
-// Ungrouped is the group of a SoftwareConfig whose template set none.
-const Ungrouped = "Heat::Ungrouped"
+// The group names every stage knows: Ungrouped is the group of a
+// SoftwareConfig whose template set none; ApplyConfig's config
+// os-collect-config merges into os-apply-config's data, so no hook runs
+// it and 99-refresh-completed signals it.
+const (
+	Ungrouped   = "Heat::Ungrouped"
+	ApplyConfig = "os-apply-config"
+)
+
+// ForApplyConfig tells whether os-apply-config, not a hook, takes the
+// config of a deployment of this group: os-collect-config's merger
+// explodes these into keys, and heat-config-rebuild never marks them.
+func ForApplyConfig(group string) bool { return group == ApplyConfig || group == Ungrouped }
 
 // Deployment is one entry of the deployments list.
 type Deployment struct {
