@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,12 +15,11 @@ import (
 // answered answers --help and --version for a program that reads its
 // arguments itself, so that asking never runs it (55-heat-config --help
 // used to run the deployments).
-func answered(name string, args []string, stdout, stderr io.Writer) bool {
-	cli, ok := manuals[name]
-	if !ok || parsesOwnHelp[name] {
+func answered(prog program, args []string, stdout, stderr io.Writer) bool {
+	if prog.ownHelp {
 		return false
 	}
-	p := cli()
+	p := prog.cli()
 	p.Stderr = stderr
 	return p.Answer(args, stdout)
 }
@@ -50,16 +48,6 @@ func agentCLI() *argparse.Parser {
 			},
 		},
 	}
-}
-
-// programNames are the programs, sorted.
-func programNames() []string {
-	var names []string
-	for n := range programs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // agentMain is tripleo-agent run under its own name: --help lists the
@@ -101,8 +89,8 @@ func agentMain(args []string, stdout, stderr io.Writer, getenv func(string) stri
 		var page *argparse.Parser
 		if name == "tripleo-agent" {
 			page = agentCLI()
-		} else if cli, ok := manuals[name]; ok {
-			page = cli()
+		} else if prog, ok := lookup(name); ok {
+			page = prog.cli()
 			page.Prog = name
 		} else {
 			fmt.Fprintf(stderr, "tripleo-agent: --man: unknown program %q; the programs are: %s\n", name, strings.Join(programNames(), ", "))

@@ -10,13 +10,6 @@ import (
 	"github.com/tripleo-go/agent/internal/argparse"
 )
 
-// binPrograms are the names make install puts in bin (tripleo-agent and
-// the Makefile's PROGRAMS, which a test compares): the commands that get
-// a completion and a manual page.
-var binPrograms = []string{"tripleo-agent", "os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts",
-	"os-collect-config", "heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status",
-	"sysctl-set-value", "sysctl-write-value", "sysctl-append-value"}
-
 // bashCompletion is a bash completion script for tripleo-agent and each
 // of its programs, made from the parsers their help comes from: options
 // after a dash, an option's choices after it (--format, --type,
@@ -37,7 +30,8 @@ func bashCompletion(w io.Writer) {
 		if name == "tripleo-agent" {
 			p = agentCLI()
 		} else {
-			p = manuals[name]()
+			prog, _ := lookup(name)
+			p = prog.cli()
 		}
 		opts, valued := optionWords(p)
 		words := ""
@@ -63,7 +57,7 @@ func bashCompletion(w io.Writer) {
 	fmt.Fprintln(w, "}")
 	// Only the names in bin: a hook's name (script, puppet, ansible) is
 	// another tool's on the PATH.
-	fmt.Fprintf(w, "complete -o default -F _tripleo_agent %s\n", strings.Join(binPrograms, " "))
+	fmt.Fprintf(w, "complete -o default -F _tripleo_agent %s\n", strings.Join(binPrograms(), " "))
 }
 
 // optionWords are every spelling of the parser's options, and those of

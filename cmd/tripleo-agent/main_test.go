@@ -124,9 +124,9 @@ func TestMakefileLinksEveryProgram(t *testing.T) {
 	for _, g := range groups {
 		linked[g] = true
 	}
-	for p := range programs {
-		if !linked[p] {
-			t.Errorf("program %s has no link in the Makefile", p)
+	for _, p := range programs {
+		if !linked[p.name] {
+			t.Errorf("program %s has no link in the Makefile", p.name)
 		}
 	}
 }

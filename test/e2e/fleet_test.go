@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet"
 	"github.com/tripleo-go/agent/internal/testkit/procstat"
 	"github.com/tripleo-go/agent/internal/testkit/refagent"
+	"github.com/tripleo-go/agent/test/fleet"
 )
 
 // TestFleet is the real services' side of tools/fleetsim (docs/scale.md):

@@ -33,9 +33,9 @@ import (
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
 	"github.com/tripleo-go/agent/internal/secret"
-	"github.com/tripleo-go/agent/internal/testkit/fleet"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/zaqarmodel"
+	"github.com/tripleo-go/agent/test/fleet"
+	"github.com/tripleo-go/agent/test/fleet/model"
+	"github.com/tripleo-go/agent/test/fleet/zaqarmodel"
 )
 
 // defaultProbes is how many whole daemons the probes variant runs.

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet"
+	"github.com/tripleo-go/agent/test/fleet"
 )
 
 // listenMain is the listeners' process: it subscribes a socket to each

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/zaqarmodel"
+	"github.com/tripleo-go/agent/test/fleet"
+	"github.com/tripleo-go/agent/test/fleet/zaqarmodel"
 )
 
 // TestMain lets the test binary be the listeners' process, as fleetsim

@@ -1,11 +1,10 @@
 // Command fleetsim measures what a fleet of os-collect-config daemons
 // costs the metadata service, beyond what the real services on this
-// machine can carry: N of our daemons in this process
-// (internal/testkit/fleet) against a loopback model of the metadata
-// endpoint in a process of its own (internal/testkit/fleet/model), and
-// Debian's reference daemons the same way at a smaller N. make fleet
-// runs it (the long mode); .ci/run a short one. The real services' side
-// is test/e2e's TestFleet. docs/scale.md shows the figures.
+// machine can carry: N of our daemons in this process (test/fleet)
+// against a loopback model of the metadata endpoint in a process of its
+// own (test/fleet/model), and Debian's reference daemons the same way
+// at a smaller N. make fleet runs it (the long mode); .ci/run a short
+// one. The real services' side is test/e2e's TestFleet. docs/scale.md shows the figures.
 //
 //	fleetsim sim [-agents N] [-interval 30s] [-ref-agents N] [-out DIR] ...
 //	fleetsim report -out DIR   (the tables and plots again, from DIR's results)

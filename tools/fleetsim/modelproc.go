@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/zaqarmodel"
 	"github.com/tripleo-go/agent/internal/testkit/procstat"
+	"github.com/tripleo-go/agent/test/fleet/model"
+	"github.com/tripleo-go/agent/test/fleet/zaqarmodel"
 )
 
 // modelMain is the model's process: it serves the document and the

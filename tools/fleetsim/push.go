@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/zaqarmodel"
+	"github.com/tripleo-go/agent/test/fleet/stats"
+	"github.com/tripleo-go/agent/test/fleet/zaqarmodel"
 	"github.com/tripleo-go/agent/tools/fleetsim/report"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet"
+	"github.com/tripleo-go/agent/test/fleet"
 )
 
 // referenceRuns reads what the reference agents' command noted: "TIME

@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
 	"github.com/tripleo-go/agent/internal/testkit/refagent"
+	"github.com/tripleo-go/agent/test/fleet"
+	"github.com/tripleo-go/agent/test/fleet/model"
+	"github.com/tripleo-go/agent/test/fleet/stats"
 )
 
 // The timeline of a run, in polling intervals from the fleet's start:

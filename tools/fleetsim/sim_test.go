@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet"
+	"github.com/tripleo-go/agent/test/fleet"
 )
 
 func TestWindowAndShift(t *testing.T) {

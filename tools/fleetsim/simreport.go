@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
+	"github.com/tripleo-go/agent/test/fleet/stats"
 	"github.com/tripleo-go/agent/tools/fleetsim/report"
 )
 

@@ -1,7 +1,7 @@
 // Package zaqarws is the server's side of Zaqar's websocket API v2 for
 // the test kits: zaqartest's one queue for unit tests and the fleet's
-// model of thousands (internal/testkit/fleet/zaqarmodel) speak the same
-// wire protocol through it. A connection authenticates, creates its
+// model of thousands (test/fleet/zaqarmodel) speak the same wire
+// protocol through it. A connection authenticates, creates its
 // queue, subscribes to it (no subscriber: this connection, as Zaqar
 // does), pops (message_delete_many with pop) or lists (message_list);
 // every message posted to a subscribed queue is pushed to it as a

@@ -13,7 +13,7 @@ import (
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/openstack/keystone"
 	"github.com/tripleo-go/agent/internal/openstack/zaqar"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
+	"github.com/tripleo-go/agent/test/fleet/model"
 )
 
 // serve starts a model of n queues and returns it with its base URL.

@@ -26,10 +26,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
 	"github.com/tripleo-go/agent/internal/testkit/keystonetest"
 	"github.com/tripleo-go/agent/internal/testkit/zaqarws"
+	"github.com/tripleo-go/agent/test/fleet/model"
+	"github.com/tripleo-go/agent/test/fleet/stats"
 )
 
 // The credentials every node of the model authenticates with.

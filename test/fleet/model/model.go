@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet/stats"
+	"github.com/tripleo-go/agent/test/fleet/stats"
 )
 
 // Outage modes.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
+	"github.com/tripleo-go/agent/test/fleet/model"
 )
 
 // A small fleet of real daemons against the model: every agent runs its

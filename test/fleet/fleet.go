@@ -19,7 +19,7 @@ import (
 
 	"github.com/tripleo-go/agent/collectors/occ"
 	"github.com/tripleo-go/agent/internal/exitcode"
-	"github.com/tripleo-go/agent/internal/testkit/fleet/model"
+	"github.com/tripleo-go/agent/test/fleet/model"
 )
 
 // Options say what fleet to run.
