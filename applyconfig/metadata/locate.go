@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
@@ -14,16 +15,17 @@ import (
 // and for the node steps that read its data in-process rather than
 // through `os-apply-config --key` (nodeconfig): the variables that name
 // it, os-collect-config's list of the files of its last pass, that list's
-// legacy place, and the files merged under them. Every path is the
-// reference's, under a root ("" in production; tests give a scratch tree).
+// legacy place (in the cache's default directories, collectors/cache), and
+// the files merged under them. Every path is the reference's, under a
+// root ("" in production; tests give a scratch tree).
 const (
 	// FilesVar names the metadata files, colon separated.
 	FilesVar = "OS_CONFIG_FILES"
 	// ListPathVar replaces OSConfigFilesList.
 	ListPathVar = "OS_CONFIG_FILES_PATH"
 
-	OSConfigFilesList    = "/var/lib/os-collect-config/os_config_files.json"
-	oldOSConfigFilesList = "/var/run/os-collect-config/os_config_files.json"
+	OSConfigFilesList    = cache.DefaultDir + "/" + cache.MetaListFile
+	oldOSConfigFilesList = cache.DefaultBackupDir + "/" + cache.MetaListFile
 )
 
 // FallbackFiles are merged under the listed files, as os-apply-config's

@@ -185,3 +185,13 @@ func TestListedLegacyOnlyForTheDefault(t *testing.T) {
 		})
 	}
 }
+
+// The lists are where os-apply-config 12.0.0 looks (apply_config.py's
+// OS_CONFIG_FILES_PATH and OS_CONFIG_FILES_PATH_OLD), whatever the
+// cache's constants they are made of become.
+func TestListPlacesAreTheReferences(t *testing.T) {
+	if OSConfigFilesList != "/var/lib/os-collect-config/os_config_files.json" ||
+		oldOSConfigFilesList != "/var/run/os-collect-config/os_config_files.json" {
+		t.Errorf("lists at %s and %s", OSConfigFilesList, oldOSConfigFilesList)
+	}
+}
