@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/applyconfig/control"
+	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/logging"
@@ -22,20 +23,13 @@ import (
 	"github.com/tripleo-go/agent/internal/version"
 )
 
-// Default locations, relative to Env.Root.
+// Default locations, relative to Env.Root; the metadata's are
+// applyconfig/metadata's.
 const (
 	DefaultTemplatesDir    = "/usr/libexec/os-apply-config/templates"
 	deprecatedTemplatesDir = "/opt/stack/os-apply-config/templates"
 	oldTemplatesDir        = "/opt/stack/os-config-applier/templates"
-	DefaultOSConfigFiles   = "/var/lib/os-collect-config/os_config_files.json"
-	oldOSConfigFiles       = "/var/run/os-collect-config/os_config_files.json"
 )
-
-var defaultFallbackMetadata = []string{
-	"/var/cache/heat-cfntools/last_metadata",
-	"/var/lib/heat-cfntools/cfn-init-data",
-	"/var/lib/cloud/data/cfn-init-data",
-}
 
 // Env is what the command gets from its process, so tests can give it
 // something else.
@@ -72,7 +66,7 @@ func newParser() *argparse.Parser {
 			{Names: []string{"--key-default"}, Kind: argparse.One, Help: "print this when --key is missing or null"},
 			{Names: []string{"--boolean-key"}, Kind: argparse.One, Help: "exit 0 if this key is true, 1 if false, 255 otherwise"},
 			{Names: []string{"--version"}, Kind: argparse.Flag, Help: "print the version of the Python programs matched (" + version.Reference + ") on stdout, this build's version and commit on stderr, and exit"},
-			{Names: []string{"--os-config-files"}, Kind: argparse.One, Help: "path of the JSON list of metadata files used when neither --metadata nor OS_CONFIG_FILES is given (default: " + DefaultOSConfigFiles + ")"},
+			{Names: []string{"--os-config-files"}, Kind: argparse.One, Help: "path of the JSON list of metadata files used when neither --metadata nor OS_CONFIG_FILES is given (default: " + metadata.OSConfigFilesList + ")"},
 			{Names: []string{"--log-file"}, Kind: argparse.One, Metavar: "PATH", Help: "also append the log to this file"},
 		},
 	}
@@ -139,9 +133,9 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if fb, ok := res.Values("--fallback-metadata"); ok {
 		opts.fallback = fb
 	} else {
-		opts.fallback = env.rooted(defaultFallbackMetadata...)
+		opts.fallback = metadata.Fallbacks(env.Root)
 	}
-	opts.osConfigFiles = res.Value("--os-config-files", env.defaultOSConfigFiles())
+	opts.osConfigFiles = res.Value("--os-config-files", metadata.ListPath(env.LookupEnv, env.Root))
 
 	if res.Has("--print-templates") {
 		fmt.Fprintln(env.Stdout, opts.templates)
@@ -185,15 +179,6 @@ func (env Env) rooted(paths ...string) []string {
 		out[i] = env.Root + p
 	}
 	return out
-}
-
-// defaultOSConfigFiles is $OS_CONFIG_FILES_PATH, else the standard path.
-// Only a list read from this default falls back to the old location.
-func (env Env) defaultOSConfigFiles() string {
-	if v, ok := env.LookupEnv("OS_CONFIG_FILES_PATH"); ok {
-		return v
-	}
-	return env.rooted(DefaultOSConfigFiles)[0]
 }
 
 // defaultTemplatesDir: $OS_CONFIG_APPLIER_TEMPLATES, else the standard

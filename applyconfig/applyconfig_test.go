@@ -211,7 +211,7 @@ func TestDeprecatedOSConfigFilesFallback(t *testing.T) {
 		"md.json": `{"k": "v"}`,
 	})
 	r := oac(t, root, nil, "--key", "k", "--fallback-metadata")
-	if r.code != 0 || r.stdout != "v\n" || !strings.Contains(r.stderr, "[WARNING] DEPRECATED: falling back to "+root+oldOSConfigFiles) {
+	if r.code != 0 || r.stdout != "v\n" || !strings.Contains(r.stderr, "[WARNING] DEPRECATED: falling back to "+root+"/var/run/os-collect-config/os_config_files.json") {
 		t.Fatalf("%+v", r)
 	}
 }

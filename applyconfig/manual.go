@@ -1,6 +1,7 @@
 package applyconfig
 
 import (
+	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/version"
 )
@@ -13,13 +14,13 @@ func CLI() *argparse.Parser {
 		Summary: "render configuration files from the node's metadata",
 		Sections: []argparse.Section{
 			{Title: "Environment", Items: []argparse.Item{
-				{Tag: "OS_CONFIG_FILES", Text: "Colon-separated metadata files to merge, in order (later wins), when --metadata is not given. os-collect-config sets it for its command."},
-				{Tag: "OS_CONFIG_FILES_PATH", Text: "Replaces the default path of os_config_files.json (" + DefaultOSConfigFiles + ")."},
+				{Tag: metadata.FilesVar, Text: "Colon-separated metadata files to merge, in order (later wins), when --metadata is not given. os-collect-config sets it for its command."},
+				{Tag: metadata.ListPathVar, Text: "Replaces the default path of os_config_files.json (" + metadata.OSConfigFilesList + ")."},
 				{Tag: "OS_CONFIG_APPLIER_TEMPLATES", Text: "Template root when --templates is not given (default " + DefaultTemplatesDir + ")."},
 			}},
 			{Title: "Files", Items: []argparse.Item{
 				{Tag: DefaultTemplatesDir, Text: "The templates: each file renders the file of the same relative path under the output root; NAME.oac beside it sets mode, owner, group and allow_empty."},
-				{Tag: DefaultOSConfigFiles, Text: "The metadata files of os-collect-config's last pass, used when neither --metadata nor OS_CONFIG_FILES is given."},
+				{Tag: metadata.OSConfigFilesList, Text: "The metadata files of os-collect-config's last pass, used when neither --metadata nor OS_CONFIG_FILES is given."},
 			}},
 			{Title: "Exit status", Paragraphs: []string{
 				"0 when every file was rendered and written (or validated), or the key was printed; 1 when a template, a metadata file or a write failed, with nothing written; 2 for a usage error. --boolean-key exits 0 for true, 1 for false and 255 for anything else.",

@@ -6,7 +6,6 @@ package nodeconfig
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -65,65 +64,10 @@ func (e Env) Logger(name string) *slog.Logger {
 	})
 }
 
-// Where os-apply-config looks for metadata when OS_CONFIG_FILES is not
-// set (its defaults, under Root).
-const (
-	osConfigFiles    = "/var/lib/os-collect-config/os_config_files.json"
-	oldOSConfigFiles = "/var/run/os-collect-config/os_config_files.json"
-)
-
-var fallbackMetadata = []string{
-	"/var/cache/heat-cfntools/last_metadata",
-	"/var/lib/heat-cfntools/cfn-init-data",
-	"/var/lib/cloud/data/cfn-init-data",
-}
-
 // MetadataFiles are the files os-apply-config --key would merge, in
-// order: its fallback files, then $OS_CONFIG_FILES (colon separated, even
-// empty), else the list in $OS_CONFIG_FILES_PATH or os-collect-config's
-// default list, else that list's old location.
+// order (metadata.Files), the built-in paths under Root.
 func (e Env) MetadataFiles() ([]string, error) {
-	files := make([]string, 0, 8)
-	for _, f := range fallbackMetadata {
-		files = append(files, e.Path(f))
-	}
-	if v, ok := e.Getenv("OS_CONFIG_FILES"); ok {
-		return append(files, strings.Split(v, ":")...), nil
-	}
-	listPath, custom := e.Getenv("OS_CONFIG_FILES_PATH")
-	if !custom {
-		listPath = e.Path(osConfigFiles)
-	}
-	list, err := readList(listPath)
-	if err == nil && len(list) == 0 && !custom {
-		list, err = readList(e.Path(oldOSConfigFiles))
-	}
-	return append(files, list...), err
-}
-
-func readList(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	doc, err := jsondoc.Loads(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	items, ok := doc.([]jsondoc.Value)
-	if !ok {
-		return nil, fmt.Errorf("%s: not a JSON list", path)
-	}
-	var out []string
-	for _, it := range items {
-		if s, ok := it.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return metadata.Files(e.Getenv, e.Root)
 }
 
 // Lookup reads the metadata and returns the value at the dotted key, as

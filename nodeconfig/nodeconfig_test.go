@@ -15,7 +15,8 @@ import (
 
 // The metadata files are os-apply-config's: its fallback files first,
 // then OS_CONFIG_FILES (even empty), else the list OS_CONFIG_FILES_PATH
-// names, else os-collect-config's list, else that list's old place.
+// names, else os-collect-config's list, else (either list empty or
+// missing) that list's old place.
 func TestMetadataFiles(t *testing.T) {
 	root := t.TempDir()
 	write := func(p, s string) {
@@ -36,8 +37,9 @@ func TestMetadataFiles(t *testing.T) {
 		{"empty variable", []string{"OS_CONFIG_FILES="}, nil, []string{""}},
 		{"list path", []string{"OS_CONFIG_FILES_PATH=" + custom}, nil, []string{"/c.json"}},
 		{"no list", nil, nil, nil},
-		{"default list", nil, map[string]string{osConfigFiles: `["/d.json"]`, oldOSConfigFiles: `["/old.json"]`}, []string{"/d.json"}},
-		{"old list", nil, map[string]string{oldOSConfigFiles: `["/old.json"]`}, []string{"/old.json"}},
+		{"default list", nil, map[string]string{"/var/lib/os-collect-config/os_config_files.json": `["/d.json"]`, "/var/run/os-collect-config/os_config_files.json": `["/old.json"]`}, []string{"/d.json"}},
+		{"old list", nil, map[string]string{"/var/run/os-collect-config/os_config_files.json": `["/old.json"]`}, []string{"/old.json"}},
+		{"list path missing: old list", []string{"OS_CONFIG_FILES_PATH=" + filepath.Join(root, "missing.json")}, map[string]string{"/var/run/os-collect-config/os_config_files.json": `["/old.json"]`}, []string{"/old.json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := t.TempDir()
@@ -49,7 +51,7 @@ func TestMetadataFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []string{r + fallbackMetadata[0], r + fallbackMetadata[1], r + fallbackMetadata[2]}
+			want := []string{r + "/var/cache/heat-cfntools/last_metadata", r + "/var/lib/heat-cfntools/cfn-init-data", r + "/var/lib/cloud/data/cfn-init-data"}
 			want = append(want, tc.want...)
 			if !slices.Equal(got, want) {
 				t.Errorf("got %q, want %q", got, want)

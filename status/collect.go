@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/internal/environ"
 	"github.com/tripleo-go/agent/internal/proc"
 	"github.com/tripleo-go/agent/internal/secret"
@@ -58,7 +59,7 @@ func collectLogs(ctx context.Context, env Env, out string) error {
 	add := func(name string, data []byte) { ms = append(ms, member{name, data}) }
 
 	confs := configFiles(env)
-	cacheDir, backupDir := env.Root+"/var/lib/os-collect-config", env.Root+"/var/run/os-collect-config"
+	cacheDir, backupDir := env.Root+cache.DefaultDir, env.Root+cache.DefaultBackupDir
 	var confText bytes.Buffer
 	for _, c := range confs {
 		data, err := os.ReadFile(c)

@@ -25,8 +25,20 @@ import (
 	"github.com/tripleo-go/agent/internal/pypath"
 )
 
-// MetaListName is the key of the list of files of a pass.
-const MetaListName = "os_config_files"
+// The cache's default places, os-collect-config's cachedir and
+// backup-cachedir: os-apply-config (applyconfig/metadata) reads the list
+// of a pass there, and tripleo-agent-status bundles them.
+const (
+	DefaultDir       = "/var/lib/os-collect-config"
+	DefaultBackupDir = "/var/run/os-collect-config"
+)
+
+// MetaListName is the key of the list of files of a pass, MetaListFile
+// its file in the cache.
+const (
+	MetaListName = "os_config_files"
+	MetaListFile = MetaListName + ".json"
+)
 
 // Cache is a cache directory.
 type Cache struct {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/pyerr"
@@ -32,7 +33,7 @@ func NewConfig() collectors.Config { return new(Config) }
 // Options are [local]'s.
 func (c *Config) Options() []config.Option {
 	return config.InGroup(Name,
-		config.Option{Name: "path", Default: []string{"/var/lib/os-collect-config/local-data"}, Help: "A directory whose JSON files are each collected as a key named after the file, in sorted order; repeat the option for several directories.", Into: &c.Path})
+		config.Option{Name: "path", Default: []string{cache.DefaultDir + "/local-data"}, Help: "A directory whose JSON files are each collected as a key named after the file, in sorted order; repeat the option for several directories.", Into: &c.Path})
 }
 
 // New builds the collector.

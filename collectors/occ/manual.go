@@ -1,6 +1,7 @@
 package occ
 
 import (
+	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/version"
 )
@@ -41,7 +42,7 @@ func describe(p *argparse.Parser) {
 		Sections: []argparse.Section{
 			{Title: "Files", Items: []argparse.Item{
 				{Tag: "/etc/os-collect-config.conf", Text: "The configuration file."},
-				{Tag: "/var/lib/os-collect-config", Text: "The cache: KEY.json (last collected), KEY.json.last (last committed), KEY.json.orig (first seen), os_config_files.json."},
+				{Tag: cache.DefaultDir, Text: "The cache: KEY.json (last collected), KEY.json.last (last committed), KEY.json.orig (first seen), os_config_files.json."},
 			}},
 			{Title: "Exit status", Paragraphs: []string{
 				"0 for --print, --print-cachedir, no command, or a one-time run whose command succeeded or had nothing to do; the command's status for a one-time run whose command failed; 1 for an unknown collector or an invalid configuration; 2 for a usage error; 124 when --one-time-timeout or command-timeout expired; death by SIGTERM or SIGINT when stopped by it.",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/collectors"
+	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/collectors/config"
 	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/jsondoc"
@@ -67,8 +68,8 @@ func newConfig(registry []collectors.Registration) *Config {
 func (c *Config) options(registry []collectors.Registration) config.Set {
 	opts := []config.Option{
 		{Name: "command", Short: "c", Help: "The command run when the collected metadata changed, with OS_CONFIG_FILES naming the metadata files (usually os-refresh-config). With a command, os-collect-config keeps polling until stopped; without one, it prints what it collected as a JSON map and exits.", Into: &c.Command},
-		{Name: "cachedir", Default: []string{"/var/lib/os-collect-config"}, Help: "The directory of the metadata cache: what each key last collected and last committed, and os_config_files.json.", Into: &c.CacheDir},
-		{Name: "backup-cachedir", Default: []string{"/var/run/os-collect-config"}, Help: "A second copy of the cache, kept up to date with it.", Into: &c.BackupCacheDir},
+		{Name: "cachedir", Default: []string{cache.DefaultDir}, Help: "The directory of the metadata cache: what each key last collected and last committed, and os_config_files.json.", Into: &c.CacheDir},
+		{Name: "backup-cachedir", Default: []string{cache.DefaultBackupDir}, Help: "A second copy of the cache, kept up to date with it.", Into: &c.BackupCacheDir},
 		{Name: "collectors", Positional: true, Default: names(registry), Help: "The collectors to poll, in the order their keys are given to the command (a later key wins a conflict). Choose from: heat_local, ec2, cfn, heat, request, local, zaqar.", Into: &c.Collectors},
 		{Name: "one-time", Default: []string{"false"}, Help: "Collect once, run the command if something changed, and exit with its status. Implied when no command is set.", Into: &c.OneTime},
 		{Name: "min-polling-interval", Default: []string{"1"}, Help: "In the polling loop, the shortest pause in seconds between two passes: after a change the pause starts here and doubles up to polling-interval.", Into: &c.MinPollingInterval},

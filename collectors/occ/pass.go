@@ -183,7 +183,7 @@ func (r *runner) store(ctx context.Context, got collected) (paths, changed []str
 	}
 	if len(changed) > 0 {
 		if _, err := r.cache.StoreMetaList(keys); err != nil {
-			return nil, nil, fmt.Errorf("writing os_config_files.json: %w", err)
+			return nil, nil, fmt.Errorf("writing %s: %w", cache.MetaListFile, err)
 		}
 		if err := r.cache.Backup(r.cfg.BackupCacheDir); err != nil {
 			r.log.Warn(fmt.Sprintf("Could not copy the cache to %s: %v", r.cfg.BackupCacheDir, err))

@@ -94,18 +94,6 @@ func initConfig(d *deployment.Deployment) (jsondoc.Value, error) {
 		}
 		return v, nil
 	default:
-		return nil, fmt.Errorf("%w: the cfn-init hook's config is %s, not an object or a JSON string", hooks.ErrConfig, kind(c))
-	}
-}
-
-// kind names a JSON value's type, for a message that must not quote it.
-func kind(v jsondoc.Value) string {
-	switch v.(type) {
-	case []jsondoc.Value:
-		return "a list"
-	case bool:
-		return "a boolean"
-	default:
-		return "a number"
+		return nil, fmt.Errorf("%w: the cfn-init hook's config is %s, not an object or a JSON string", hooks.ErrConfig, jsondoc.KindOf(c))
 	}
 }

@@ -228,20 +228,10 @@ func number(v jsondoc.Value) (float64, bool) {
 	return 0, false
 }
 
+// kind is jsondoc.KindOf in docker-cmd's words, where a string is "text".
 func kind(v jsondoc.Value) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case *jsondoc.Object:
-		return "an object"
-	case []jsondoc.Value:
-		return "a list"
-	case string:
+	if _, ok := v.(string); ok {
 		return "text"
-	case jsondoc.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
 	}
-	return fmt.Sprintf("%T", v)
+	return jsondoc.KindOf(v)
 }

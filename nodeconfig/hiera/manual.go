@@ -1,6 +1,7 @@
 package hiera
 
 import (
+	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/version"
 )
@@ -19,7 +20,7 @@ func CLI() *argparse.Parser {
 			Synopsis: []string{Name},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: "OS_CONFIG_FILES", Text: "The metadata files, as os-apply-config reads them."},
+					{Tag: metadata.FilesVar, Text: "The metadata files, as os-apply-config reads them."},
 					{Tag: RootVar, Text: "A directory every path read or written is under (tests; default none)."},
 				}},
 				{Title: "Exit status", Paragraphs: []string{"0 when every file was written; 1 on bad metadata (one line names the key, no file changes) or a failed write."}},

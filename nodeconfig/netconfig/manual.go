@@ -1,6 +1,7 @@
 package netconfig
 
 import (
+	"github.com/tripleo-go/agent/applyconfig/metadata"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/version"
 )
@@ -20,7 +21,7 @@ func CLI() *argparse.Parser {
 			Synopsis: []string{Name},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: "OS_CONFIG_FILES", Text: "The metadata files, as os-apply-config reads them."},
+					{Tag: metadata.FilesVar, Text: "The metadata files, as os-apply-config reads them."},
 					{Tag: "PATH", Text: "Where os-net-config, ip and ping are found."},
 					{Tag: RootVar, Text: "A directory every path read or written is under (tests; default none): /etc/os-net-config, /etc/udev/rules.d, /sys/class/net, the metadata lists."},
 				}},
