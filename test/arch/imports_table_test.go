@@ -105,7 +105,7 @@ func TestImportTableRead(t *testing.T) {
 		{"cmd/tripleo-agent", "cmd/tripleo-agent", []string{"hooks/all", "internal/exitcode"}},
 		{"collectors/heat", "collectors/*", []string{"collectors", "internal/..."}},
 		{"collectors/occ", "collectors/occ", []string{"collectors/...", "internal/..."}},
-		{"hooks/puppet", "hooks/*", []string{"hooks", "heatconfig/deployment", "internal/..."}},
+		{"hooks/puppet", "hooks/*", []string{"hooks", "deployment", "internal/..."}},
 		{"internal/proc", "internal/...", []string{"internal/..."}},
 		{"systemd", "systemd", nil},
 		{"tools/fleetsim", "tools/...", []string{"..."}},
