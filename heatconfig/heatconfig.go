@@ -48,10 +48,6 @@ func ProcessEnv() Env {
 	return Env{Stderr: os.Stderr, Environ: os.Environ(), TokenCache: signal.DefaultTokenCache}
 }
 
-// notifyTimeout bounds one heat-config-notify run; its own retries stop
-// well before.
-const notifyTimeout = 15 * time.Minute
-
 // config is where the program reads and writes, from the environment.
 type config struct {
 	shellConfig           string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tripleo-go/agent/deployment"
 	"github.com/tripleo-go/agent/internal/agentstate"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
 	"github.com/tripleo-go/agent/internal/proc"
@@ -95,25 +96,19 @@ func (r *runner) invoke(ctx context.Context, i int, v jsondoc.Value) {
 		// failed, quickly, before the stop's grace ends, rather than
 		// leave the stack waiting for its timeout as the reference did.
 		log.Warn(fmt.Sprintf("Stopped while %s ran: signalling it as failed", d.ID()))
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopNotifyTimeout)
+		stop := deadline.StopNotify(deadline.StopGrace)
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stop.Run)
 		defer cancel()
-		r.notifyWith(stopCtx, log, d, statePath, data, stopNotifyTimeout, "HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT="+stopRetryBudget)
+		r.notifyWith(stopCtx, log, d, statePath, data, stop.Run, deadline.NotifyRetryEntry(stop.Retry))
 		return
 	}
 	r.notify(ctx, log, d, statePath, data)
 }
 
-// A signal sent while stopping must fit in the grace the stop gives
-// (os-collect-config's 10 s before SIGKILL).
-const (
-	stopNotifyTimeout = 8 * time.Second
-	stopRetryBudget   = "4"
-)
-
 // notify writes the signal data next to the state file and runs
 // heat-config-notify with it.
 func (r *runner) notify(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data jsondoc.Value) {
-	r.notifyWith(ctx, log, d, statePath, data, notifyTimeout)
+	r.notifyWith(ctx, log, d, statePath, data, deadline.NotifyRun)
 }
 
 func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string, data jsondoc.Value, timeout time.Duration, extraEnv ...string) {

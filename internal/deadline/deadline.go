@@ -1,7 +1,12 @@
-// Package deadline owns the hook deadline: HEAT_CONFIG_HOOK_TIMEOUT, its
-// default, how a bad value is met, and how much longer 55-heat-config
-// waits for a hook than the hook waits for its tool. 55-heat-config and
-// the hooks both read it here, so they cannot disagree.
+// Package deadline owns every deadline that crosses a program boundary,
+// and derives each that must fit inside another from it. The hook
+// deadline: HEAT_CONFIG_HOOK_TIMEOUT, its default, how a bad value is
+// met, and how much longer 55-heat-config waits for a hook than the hook
+// waits for its tool. The signal's (notify.go): how long 55-heat-config
+// waits for heat-config-notify, heat-config-notify's retry budget
+// (HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT) inside it, and the budget of the
+// signal sent when stopped, inside internal/proc's grace. Both sides of
+// each boundary read them here, so they cannot disagree.
 package deadline
 
 import (
