@@ -155,7 +155,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(fmt.Sprintf("%s: %v", c.shellConfig, err))
 		return nil
 	}
-	r := runner{c: c, env: env, log: log}
+	r := runner{config: c, env: env, log: log}
 	for i, v := range list {
 		if ctx.Err() != nil {
 			return exitcode.With(exitcode.Terminated, ctx.Err())

@@ -63,10 +63,10 @@ func Outer(hook, grace time.Duration) time.Duration {
 	return hook + grace + min(hook, maxSlack)
 }
 
-// Words is d as the manual pages say it: "4 hours", or Go's form when d
+// ForManual is d as the manual pages say it: "4 hours", or Go's form when d
 // is not a whole number of hours. The pages take the defaults from here,
 // so a changed default changes what they say.
-func Words(d time.Duration) string {
+func ForManual(d time.Duration) string {
 	switch {
 	case d == time.Hour:
 		return "1 hour"
