@@ -204,9 +204,9 @@ func oneNamePerLine(name string) string {
 		jsondoc.PyReprString(name), strings.Join(lines, " and "), strings.Join(parts, " "))
 }
 
-// Shared is what the collectors share of the configuration.
-func (c *Config) Shared() collectors.Shared {
-	return collectors.Shared{
+// Globals are the options every collector obeys besides its group's.
+func (c *Config) Globals() collectors.Globals {
+	return collectors.Globals{
 		DeploymentKeys: c.DeploymentKey, MaxBody: int64(c.MaxMetadataBytes), CacheDir: c.CacheDir,
 		KeystoneCacheDir: c.Keystone.CacheDir, KeystoneCacheTTL: time.Duration(c.Keystone.CacheTTL) * time.Second,
 	}
