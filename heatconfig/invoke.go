@@ -126,7 +126,7 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 		Timeout: timeout, Grace: r.env.Grace,
 	})
 	status := statusOf(data)
-	rec := agentstate.Signal{Version: agentstate.SchemaVersion, At: time.Now(), StatusCode: status, Transport: transportOf(d), Result: "sent"}
+	rec := agentstate.Signal{Version: agentstate.SchemaVersion, At: time.Now(), StatusCode: status, Transport: transportOf(d), Result: agentstate.SignalSent}
 	defer func() {
 		// For `tripleo-agent status`; a failure to write it must not
 		// change what the deployment did.
@@ -135,12 +135,12 @@ func (r *runner) notifyWith(ctx context.Context, log *slog.Logger, d *deployment
 		}
 	}()
 	if err != nil {
-		rec.Result, rec.NotifyExit = "failed", -1
+		rec.Result, rec.NotifyExit = agentstate.SignalFailed, -1
 		log.Error(fmt.Sprintf("Error running heat-config-notify: %v", err), "deployment_status_code", status)
 		return
 	}
 	if rc := res.Returncode(); rc != 0 {
-		rec.Result, rec.NotifyExit = "failed", rc
+		rec.Result, rec.NotifyExit = agentstate.SignalFailed, rc
 	}
 	if out := strings.TrimRight(pyutf8.DecodeReplace(joined(stdout)), "\n"); out != "" {
 		log.Info(out)
