@@ -78,7 +78,7 @@ func gather(p paths) (*Report, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	ds, err := deployed.ReadDeployments(p.deployed)
+	ds, err := deployed.Dir(p.deployed).Deployments()
 	if err != nil {
 		return nil, err
 	}
