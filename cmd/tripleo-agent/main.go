@@ -127,7 +127,7 @@ var parsesOwnHelp = map[string]bool{
 // install puts in /usr/libexec/heat-config/hooks), their elements'
 // os-refresh-config scripts to the scripts' names.
 func init() {
-	for _, h := range all.List {
+	for _, h := range all.Hooks {
 		programs[h.Group] = func(ctx context.Context, args []string) error {
 			return hooks.Main(ctx, h, args, hooks.ProcessEnv())
 		}

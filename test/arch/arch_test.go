@@ -31,6 +31,7 @@ var rules = []struct {
 	{"collectors/cache", internal},
 	{"collectors/config", internal},
 	{"collectors/difftest", []string{"internal/..."}},
+	{"collectors/all", []string{"collectors/...", "internal/..."}},
 	{"collectors/*", []string{"collectors", "collectors/config", "collectors/merger", "collectors/cache", "internal/..."}},
 	{"refresh", []string{"refresh/runparts", "internal/..."}},
 	{"refresh/*", internal},
