@@ -90,7 +90,7 @@ type Config interface {
 	Options() []config.Option
 	// New builds the collector; an error (an unreadable CA file) makes
 	// the source unavailable for the pass, saying why.
-	New(shared Shared, log *slog.Logger) (Collector, error)
+	New(globals Globals, log *slog.Logger) (Collector, error)
 }
 
 // Watcher is a Config whose sources live on this machine: a change to
@@ -132,8 +132,10 @@ type Registration struct {
 	Config func() Config
 }
 
-// Shared is what every collector may use besides its own options.
-type Shared struct {
+// Globals are the options of os-collect-config outside a collector's
+// own group that every collector obeys ([DEFAULT] and [keystone]), and
+// what they make: the HTTP policy, the cache, a Keystone session.
+type Globals struct {
 	// DeploymentKeys are [DEFAULT] deployment_key: the keys whose
 	// deployments are exploded into keys of their own.
 	DeploymentKeys []string
@@ -149,22 +151,22 @@ type Shared struct {
 
 // HTTP is the HTTP policy's options for a collector whose requests take
 // at most timeout each: the body cap, and two retries with backoff.
-func (s Shared) HTTP(timeout time.Duration) httpclient.Options {
-	return httpclient.Options{Timeout: timeout, MaxBody: s.MaxBody, MaxBodyOption: MaxBodyOption, Retries: 2}
+func (g Globals) HTTP(timeout time.Duration) httpclient.Options {
+	return httpclient.Options{Timeout: timeout, MaxBody: g.MaxBody, MaxBodyOption: MaxBodyOption, Retries: 2}
 }
 
 // CachePath is the cache file of key (a collector may read back what the
 // cache holds of it).
-func (s Shared) CachePath(key string) string { return (&cache.Cache{Dir: s.CacheDir}).Path(key) }
+func (g Globals) CachePath(key string) string { return (&cache.Cache{Dir: g.CacheDir}).Path(key) }
 
 // LastGood is the content key was last committed with (its KEY.json.last
 // in the cache, which a command exited 0 with), and whether there is
 // one: what a local source keeps of a file it cannot read.
-func (s Shared) LastGood(key string) (jsondoc.Value, bool) {
-	if s.CacheDir == "" || cache.CheckName(key) != nil {
+func (g Globals) LastGood(key string) (jsondoc.Value, bool) {
+	if g.CacheDir == "" || cache.CheckName(key) != nil {
 		return nil, false
 	}
-	data, err := os.ReadFile(s.CachePath(key) + ".last")
+	data, err := os.ReadFile(g.CachePath(key) + ".last")
 	if err != nil {
 		return nil, false
 	}
@@ -174,8 +176,8 @@ func (s Shared) LastGood(key string) (jsondoc.Value, bool) {
 
 // Keystone is a session for creds, through client, that keeps its token
 // as [keystone] says.
-func (s Shared) Keystone(creds keystone.Credentials, client *httpclient.Client) *keystone.Session {
-	return &keystone.Session{Creds: creds, HTTP: client.Standard(), CacheDir: s.KeystoneCacheDir, CacheTTL: s.KeystoneCacheTTL}
+func (g Globals) Keystone(creds keystone.Credentials, client *httpclient.Client) *keystone.Session {
+	return &keystone.Session{Creds: creds, HTTP: client.Standard(), CacheDir: g.KeystoneCacheDir, CacheTTL: g.KeystoneCacheTTL}
 }
 
 // KeystoneOptions are the options of a group whose collector

@@ -37,7 +37,7 @@ func TestHTTPCapNamesTheOption(t *testing.T) {
 		w.Write([]byte(strings.Repeat("x", 101)))
 	}))
 	defer srv.Close()
-	c, err := httpclient.New(Shared{MaxBody: 100}.HTTP(time.Second))
+	c, err := httpclient.New(Globals{MaxBody: 100}.HTTP(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package heatconfig
 import (
 	"context"
 	"fmt"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -144,7 +145,7 @@ func (n *node) realNotify(t *testing.T, cache string) {
 	}
 	// Under make cross-test the test binary is foreign: the emulator runs it.
 	n.script(filepath.Join(n.dir, "notify"), "#!/bin/sh\n"+qemu.ShellExec(exe)+"\n")
-	n.extraEnv = append(n.extraEnv, asNotify+"=1", notify.RetryTimeoutVar+"=2")
+	n.extraEnv = append(n.extraEnv, asNotify+"=1", deadline.NotifyRetryVar+"=2")
 	if cache != "" {
 		n.extraEnv = append(n.extraEnv, signal.TokenCacheVar+"="+cache)
 	}

@@ -48,10 +48,6 @@ func ProcessEnv() Env {
 	return Env{Stderr: os.Stderr, Environ: os.Environ(), TokenCache: signal.DefaultTokenCache}
 }
 
-// notifyTimeout bounds one heat-config-notify run; its own retries stop
-// well before.
-const notifyTimeout = 15 * time.Minute
-
 // config is where the program reads and writes, from the environment.
 type config struct {
 	shellConfig           string
@@ -159,7 +155,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(fmt.Sprintf("%s: %v", c.shellConfig, err))
 		return nil
 	}
-	r := runner{c: c, env: env, log: log}
+	r := runner{config: c, env: env, log: log}
 	for i, v := range list {
 		if ctx.Err() != nil {
 			return exitcode.With(exitcode.Terminated, ctx.Err())

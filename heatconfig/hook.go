@@ -67,7 +67,7 @@ func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.De
 		Path: hook, Args: []string{hook}, Env: r.env.Environ,
 		Stdin:  pr,
 		Stdout: stdout, Stderr: stderr,
-		Timeout: deadline.Outer(r.c.hookTimeout, r.hookGrace()), Grace: r.env.Grace,
+		Timeout: deadline.Outer(r.config.hookTimeout, r.hookGrace()), Grace: r.env.Grace,
 	})
 	if err != nil {
 		// Not executable, or gone: the reference logged a traceback and
@@ -83,7 +83,7 @@ func (r *runner) runHook(ctx context.Context, log *slog.Logger, d *deployment.De
 	out.stdout, out.truncated = stdout.result()
 	if res.TimedOut {
 		out.code = 124
-		out.stderr = append(out.stderr, fmt.Sprintf("heat-config: hook %s timed out after %s and was stopped (%s)\n", hook, r.c.hookTimeout, res.Stopped)...)
+		out.stderr = append(out.stderr, fmt.Sprintf("heat-config: hook %s timed out after %s and was stopped (%s)\n", hook, r.config.hookTimeout, res.Stopped)...)
 	}
 	r.logOutput(log, d, out)
 	if out.code != 0 {
@@ -114,11 +114,11 @@ func (r *runner) logOutput(log *slog.Logger, d *deployment.Deployment, out hookR
 		}
 	}
 	if out.truncated {
-		emit(slog.LevelInfo, decode(out.stdout))
+		emit(slog.LevelInfo, pyutf8.DecodeReplace(out.stdout))
 	} else {
 		emit(slog.LevelInfo, humanize(out.stdout))
 	}
-	emit(slog.LevelDebug, decode(out.stderr))
+	emit(slog.LevelDebug, pyutf8.DecodeReplace(out.stderr))
 }
 
 // signalData is what Heat is told, by the reference's rules: a hook's
@@ -127,7 +127,7 @@ func (r *runner) logOutput(log *slog.Logger, d *deployment.Deployment, out hookR
 // deploy_stdout, deploy_stderr and deploy_status_code.
 func (h hookResult) signalData() jsondoc.Value {
 	if len(h.stdout) > 0 && !h.truncated {
-		if v, err := jsondoc.Loads([]byte(decode(h.stdout))); err == nil {
+		if v, err := jsondoc.Loads([]byte(pyutf8.DecodeReplace(h.stdout))); err == nil {
 			if obj, ok := v.(*jsondoc.Object); ok {
 				return obj
 			}
@@ -137,12 +137,8 @@ func (h hookResult) signalData() jsondoc.Value {
 		return jsondoc.NewObject(0)
 	}
 	obj := jsondoc.NewObject(3)
-	obj.Set("deploy_stdout", decode(h.stdout))
-	obj.Set("deploy_stderr", decode(h.stderr))
+	obj.Set("deploy_stdout", pyutf8.DecodeReplace(h.stdout))
+	obj.Set("deploy_stderr", pyutf8.DecodeReplace(h.stderr))
 	obj.Set("deploy_status_code", jsondoc.Int(int64(h.code)))
 	return obj
 }
-
-// decode is bytes.decode("utf-8", "replace"), as the reference decodes
-// a hook's output.
-func decode(b []byte) string { return pyutf8.DecodeReplace(b) }

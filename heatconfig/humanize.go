@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/tripleo-go/agent/internal/jsondoc"
+	"github.com/tripleo-go/agent/internal/pyutf8"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -11,7 +12,7 @@ import (
 // multi-line strings as literal blocks, so deploy_stdout reads as the
 // tool printed it; anything else as the text it is.
 func humanize(stdout []byte) string {
-	text := decode(stdout)
+	text := pyutf8.DecodeReplace(stdout)
 	v, err := jsondoc.Loads([]byte(text))
 	if err != nil {
 		return text

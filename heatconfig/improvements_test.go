@@ -13,6 +13,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/journal"
 	"github.com/tripleo-go/agent/heatconfig/deployed"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
@@ -400,5 +401,9 @@ func TestStopSignalsTheRunningDeploymentAsFailed(t *testing.T) {
 	}
 	if _, ok := n.state("b.json"); ok {
 		t.Error("the next deployment started after the stop")
+	}
+	// Its budget fits in the grace before SIGKILL (deadline.StopNotify).
+	if b, _ := os.ReadFile(filepath.Join(n.calls, "0.retry")); string(b) != "4" {
+		t.Errorf("the signal sent when stopped had %s=%q, want 4", deadline.NotifyRetryVar, b)
 	}
 }

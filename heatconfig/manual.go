@@ -29,7 +29,7 @@ func CLI() *argparse.Parser {
 					{Tag: deployed.DirVar, Text: "The state directory (default " + deployed.DefaultDir + ")."},
 					{Tag: deployed.LegacyVar, Text: "The legacy state directory, migrated (default " + deployed.LegacyDir + ")."},
 					{Tag: "HEAT_CONFIG_HOOKS", Text: "A directory searched for hooks before /usr/libexec/heat-config/hooks and /var/lib/heat-config/hooks."},
-					{Tag: deadline.HookVar, Text: "A hook's deadline in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
+					{Tag: deadline.HookVar, Text: "A hook's deadline in seconds (default " + deadline.ForManual(deadline.DefaultHook) + ")."},
 					{Tag: "HEAT_CONFIG_NOTIFY", Text: "The program that signals Heat (default heat-config-notify)."},
 					{Tag: signal.TokenCacheVar, Text: "The Keystone token cache of heat-config-notify (default " + signal.DefaultTokenCache +
 						"; empty or off keeps none): while a HEAT_SIGNAL or ZAQAR_SIGNAL deployment's hook runs, its token is fetched into it."},

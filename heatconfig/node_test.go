@@ -28,6 +28,7 @@ type node struct {
 const fakeNotify = `#!/bin/sh
 i=0; while [ -e "$CALLS/$i.stdin" ]; do i=$((i+1)); done
 cat > "$CALLS/$i.stdin"; printf '%s' "$1" > "$CALLS/$i.arg"
+printf '%s' "${HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT-unset}" > "$CALLS/$i.retry"
 exit ${NOTIFY_EXIT:-0}
 `
 

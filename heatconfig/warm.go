@@ -31,7 +31,7 @@ type warmup struct {
 // token cache, or a signal that does not authenticate: CFN, TempURL, none).
 func (r *runner) startWarmup(ctx context.Context, d *deployment.Deployment) *warmup {
 	// The zero policy is heat-config-notify's: signal's defaults.
-	work := all.Transports.Warmup(d, r.c.tokenCache, httpclient.Options{})
+	work := all.Transports.Warmup(d, r.config.tokenCache, httpclient.Options{})
 	if work == nil {
 		return nil
 	}

@@ -22,7 +22,7 @@ func CLI(h Hook) *argparse.Parser {
 			Synopsis: []string{h.Group + " < DEPLOYMENT_JSON"},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: TimeoutVar, Text: "The tool's deadline in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
+					{Tag: TimeoutVar, Text: "The tool's deadline in seconds (default " + deadline.ForManual(deadline.DefaultHook) + ")."},
 				}},
 				{Title: "See also", Paragraphs: []string{"/usr/share/doc/tripleo-agent/docs/hooks.md"}},
 			},

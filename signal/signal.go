@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/tripleo-go/agent/deployment"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/httpclient"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
@@ -37,9 +38,6 @@ type Kind string
 const None Kind = "NO_SIGNAL"
 
 const (
-	// DefaultBudget bounds the retries of one Send: 5 minutes, well
-	// within heat-config's deadline for one heat-config-notify run.
-	DefaultBudget = 5 * time.Minute
 	// DefaultAttemptTimeout bounds each request.
 	DefaultAttemptTimeout = 60 * time.Second
 	// maxWait caps the backoff, so a thousand nodes retrying against a
@@ -63,7 +61,8 @@ type Options struct {
 	// retry starts whose wait would end after it, and an attempt under
 	// way when it ends is cut short (each attempt's deadline is the
 	// earlier of its Timeout and the budget's end). Zero means
-	// DefaultBudget; negative, one attempt, under its Timeout.
+	// deadline.DefaultNotifyRetry; negative, one attempt, under its
+	// Timeout.
 	Budget time.Duration
 	// BudgetName is the knob that sets Budget, quoted in the error when
 	// it runs out (heat-config-notify's environment variable).
@@ -172,7 +171,7 @@ func sendAll(ctx context.Context, senders []Sender, data jsondoc.Value, o Option
 	budget := o.Budget
 	switch {
 	case budget == 0:
-		budget = DefaultBudget
+		budget = deadline.DefaultNotifyRetry
 	case budget < 0:
 		budget, ho.Retries = 0, 0
 	}

@@ -78,7 +78,7 @@ func gather(p paths) (*Report, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	ds, err := deployed.ReadDeployments(p.deployed)
+	ds, err := deployed.Dir(p.deployed).Deployments()
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func deploymentProblem(d agentstate.Deployment, p *agentstate.Pass) string {
 	switch d.Outcome(p) {
 	case agentstate.Failed:
 		reason := "status code " + s.StatusCode
-		if s.Result != "sent" {
+		if s.Result != agentstate.SignalSent {
 			reason += ", and " + unsent(s)
 		}
 		return reason
@@ -198,7 +198,7 @@ func deploymentProblem(d agentstate.Deployment, p *agentstate.Pass) string {
 }
 
 func unsent(s *agentstate.Signal) string {
-	if s.Result == "failed" {
+	if s.Result == agentstate.SignalFailed {
 		return fmt.Sprintf("its %s signal failed (heat-config-notify exit %d)", s.Transport, s.NotifyExit)
 	}
 	return fmt.Sprintf("its %s signal was not sent (%s)", s.Transport, strings.ReplaceAll(s.Result, "-", " "))

@@ -134,10 +134,10 @@ func TestHealth(t *testing.T) {
 			n.pass(true, 0)
 			n.deployment("a", "one", t0, &agentstate.Signal{Version: 1, StatusCode: "0", Transport: "HEAT_SIGNAL", Result: "failed", NotifyExit: 1})
 		}, "degraded", Degraded, []string{"deployment one: its HEAT_SIGNAL signal failed (heat-config-notify exit 1)"}},
-		{"its signal not sent", func(n *node) {
+		{"a signal result it does not know", func(n *node) {
 			n.pass(true, 0)
-			n.deployment("a", "", t0, &agentstate.Signal{Version: 1, StatusCode: "0", Transport: "CFN_SIGNAL", Result: "not-sent"})
-		}, "degraded", Degraded, []string{"deployment a: its CFN_SIGNAL signal was not sent (not sent)"}},
+			n.deployment("a", "", t0, &agentstate.Signal{Version: 1, StatusCode: "0", Transport: "CFN_SIGNAL", Result: "lost-in-transit"})
+		}, "degraded", Degraded, []string{"deployment a: its CFN_SIGNAL signal was not sent (lost in transit)"}},
 		{"run by the last pass, never signalled", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0.Add(time.Second), nil) }, "degraded", Degraded,
 			[]string{"deployment one: not signalled: the pass that ran it ended at 2026-11-25T10:00:02Z"}},
 		{"running now", func(n *node) { n.pass(true, 0); n.deployment("a", "one", t0.Add(time.Minute), nil) }, "healthy", Healthy, nil},

@@ -57,7 +57,7 @@ func writeText(w io.Writer, rep *Report, now time.Time) {
 				code += " (failed)"
 			}
 			state = fmt.Sprintf("status %s, %s %s at %s", code, s.Transport, s.Result, s.At.Format(time.RFC3339))
-			if s.Result == "failed" {
+			if s.Result == agentstate.SignalFailed {
 				state += fmt.Sprintf(" (heat-config-notify exit %d)", s.NotifyExit)
 			}
 		}

@@ -99,7 +99,7 @@ func TestMakefileLinksEveryProgram(t *testing.T) {
 		}
 	}
 	var groups []string
-	for _, h := range all.List {
+	for _, h := range all.Hooks {
 		groups = append(groups, h.Group)
 	}
 	if got := strings.Join(vars["HOOKS"], " "); got != strings.Join(groups, " ") {

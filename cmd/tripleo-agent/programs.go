@@ -75,13 +75,13 @@ func programTable() []program {
 	}
 	// The node's own configure steps (elements sysctl, os-net-config,
 	// network-gateway, hiera, hosts) and the sysctl element's helpers.
-	for _, s := range nodeall.List {
+	for _, s := range nodeall.Steps {
 		table = append(table, program{name: s.Name, run: s.Run, cli: s.CLI, bin: s.Bin})
 	}
 	// The hooks answer to their deployment group's name (the links make
 	// install puts in /usr/libexec/heat-config/hooks), their elements'
 	// os-refresh-config scripts to the scripts' names.
-	for _, h := range hookall.List {
+	for _, h := range hookall.Hooks {
 		table = append(table, program{name: h.Group, run: func(ctx context.Context, args []string) error {
 			return hooks.Main(ctx, h, args, hooks.ProcessEnv())
 		}, cli: func() *argparse.Parser { return hooks.CLI(h) }})

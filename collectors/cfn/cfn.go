@@ -63,8 +63,8 @@ func (c *Config) Options() []config.Option {
 }
 
 // New builds the collector.
-func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	o := shared.HTTP(collectors.Seconds(c.Timeout))
+func (c *Config) New(globals collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
+	o := globals.HTTP(collectors.Seconds(c.Timeout))
 	o.CAFile = c.CACertificate
 	client, err := httpclient.New(o)
 	if err != nil {

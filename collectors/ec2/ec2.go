@@ -40,12 +40,12 @@ func (c *Config) Options() []config.Option {
 
 // New builds the collector; it reads a config drive through the mount
 // table, /proc/mounts.
-func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	client, err := httpclient.New(shared.HTTP(collectors.Seconds(c.Timeout)))
+func (c *Config) New(globals collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
+	client, err := httpclient.New(globals.HTTP(collectors.Seconds(c.Timeout)))
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{URL: c.MetadataURL, CachePath: shared.CachePath(Name), Client: client, Log: log,
+	return &Collector{URL: c.MetadataURL, CachePath: globals.CachePath(Name), Client: client, Log: log,
 		ConfigDrive: ConfigDrive("/proc/mounts")}, nil
 }
 

@@ -42,16 +42,16 @@ func (c *Config) Options() []config.Option {
 
 // New builds the collector. Its requests get 30 s each (the
 // reference's clients had no timeout at all).
-func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	client, err := httpclient.New(shared.HTTP(30 * time.Second))
+func (c *Config) New(globals collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
+	client, err := httpclient.New(globals.HTTP(30 * time.Second))
 	if err != nil {
 		return nil, err
 	}
-	session := shared.Keystone(c.Creds, client)
+	session := globals.Keystone(c.Creds, client)
 	// A cached token whose catalog lacks this endpoint is not taken.
 	session.Needs = []keystone.Service{{Type: "orchestration", Region: c.RegionName}}
 	return &Collector{Session: session, StackID: c.StackID, ResourceName: c.ResourceName,
-		Region: c.RegionName, DeploymentKeys: shared.DeploymentKeys, Log: log}, nil
+		Region: c.RegionName, DeploymentKeys: globals.DeploymentKeys, Log: log}, nil
 }
 
 // Collector polls one resource's metadata. It lives across passes, and

@@ -16,14 +16,14 @@ import (
 // region added since): it authenticates again and polls.
 func TestCachedCatalogWithoutTheRegion(t *testing.T) {
 	c := newCloud(t)
-	shared := collectors.Shared{KeystoneCacheDir: filepath.Join(t.TempDir(), "keystone")}
+	globals := collectors.Globals{KeystoneCacheDir: filepath.Join(t.TempDir(), "keystone")}
 	for i, region := range []string{"RegionOne", "RegionTwo", "RegionTwo"} {
 		if i == 1 {
 			c.ks.AddEndpoint(keystonetest.Endpoint{Type: "orchestration", Interface: "public", Region: "RegionTwo", URL: c.srv.URL + "/heat/v1/pid"})
 		}
 		cfg := &Config{Creds: keystone.Credentials{AuthURL: c.srv.URL + "/identity/v3", UserID: "uid", ProjectID: "pid", Password: password},
 			StackID: "overcloud/0123-abcd", ResourceName: "Controller 0", RegionName: region}
-		col, err := cfg.New(shared, logging.Discard) // a new process
+		col, err := cfg.New(globals, logging.Discard) // a new process
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,8 +33,8 @@ func (c *Config) Options() []config.Option {
 }
 
 // New builds the collector.
-func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	return &Collector{Paths: c.Path, Log: log, Shared: shared}, nil
+func (c *Config) New(globals collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
+	return &Collector{Paths: c.Path, Log: log, Globals: globals}, nil
 }
 
 // Watch is the files: heat-cfntools writes them on this machine.
@@ -44,9 +44,9 @@ func (c *Config) Watch() (dirs, files []string) { return nil, c.Path }
 type Collector struct {
 	Paths []string
 	Log   *slog.Logger
-	// Shared gives the cache, whose last committed data a bad file keeps
+	// Globals give the cache, whose last committed data a bad file keeps
 	// (none when its CacheDir is empty).
-	Shared collectors.Shared
+	Globals collectors.Globals
 }
 
 // Collect merges the files that exist, in order, with a shallow update
@@ -81,7 +81,7 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	}
 	var reasons []string
 	if len(bad) > 0 {
-		if doc, ok := c.Shared.LastGood(Name); ok {
+		if doc, ok := c.Globals.LastGood(Name); ok {
 			for _, b := range bad {
 				c.Log.Warn(fmt.Sprintf("%s: %s; keeping the data key %s was last committed with", b.path, b.why, Name))
 				reasons = append(reasons, fmt.Sprintf("%s: %s; kept the last committed data", b.path, b.why))

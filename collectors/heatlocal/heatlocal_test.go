@@ -109,7 +109,7 @@ func TestBadFileKeepsLastCommittedData(t *testing.T) {
 			}
 			var log strings.Builder
 			c := &Collector{Paths: []string{d + "/a", d + "/b"}, Log: logging.New(&log, logging.Options{}),
-				Shared: collectors.Shared{CacheDir: d + "/cache"}}
+				Globals: collectors.Globals{CacheDir: d + "/cache"}}
 			entries, err := c.Collect(context.Background())
 			if err == nil || !strings.Contains(err.Error(), d+"/"+tc.why) {
 				t.Fatalf("error %v, want one naming %s/%s", err, d, tc.why)

@@ -37,8 +37,8 @@ func (c *Config) Options() []config.Option {
 }
 
 // New builds the collector.
-func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	return &Collector{Paths: c.Path, Log: log, Shared: shared}, nil
+func (c *Config) New(globals collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
+	return &Collector{Paths: c.Path, Log: log, Globals: globals}, nil
 }
 
 // Watch is the directories: any file in them may change.
@@ -48,9 +48,9 @@ func (c *Config) Watch() (dirs, files []string) { return c.Path, nil }
 type Collector struct {
 	Paths []string
 	Log   *slog.Logger
-	// Shared gives the cache, whose last committed data a bad file keeps
+	// Globals give the cache, whose last committed data a bad file keeps
 	// (none when its CacheDir is empty).
-	Shared collectors.Shared
+	Globals collectors.Globals
 }
 
 // Collect reads every directory. Unlike the reference, a file that cannot
@@ -72,7 +72,7 @@ func (c *Collector) Collect(context.Context) ([]collectors.Entry, error) {
 	// cannot be used because of why (logged as line, the reference's
 	// wording, when there is nothing to keep).
 	bad := func(name, path, why, line string) {
-		if doc, ok := c.Shared.LastGood(name); ok {
+		if doc, ok := c.Globals.LastGood(name); ok {
 			c.Log.Warn(fmt.Sprintf("%s: %s; keeping the data key %s was last committed with", path, why, name))
 			reasons = append(reasons, fmt.Sprintf("%s: %s; kept the last committed data", path, why))
 			out = append(out, collectors.Entry{Name: name, Content: doc})

@@ -201,7 +201,7 @@ func TestBadFileKeepsLastCommittedData(t *testing.T) {
 			}
 			var log bytes.Buffer
 			c := &Collector{Paths: []string{dir}, Log: slog.New(slog.NewTextHandler(&log, nil)),
-				Shared: collectors.Shared{CacheDir: cacheDir}}
+				Globals: collectors.Globals{CacheDir: cacheDir}}
 			entries, err := c.Collect(context.Background())
 			if !errors.Is(err, collectors.ErrDegraded) || errors.Is(err, collectors.ErrNotAvailable) {
 				t.Fatalf("error %v, want degraded", err)
@@ -231,7 +231,7 @@ func TestBadFileKeepsLastCommittedData(t *testing.T) {
 func TestGoodFilesAreNotDegraded(t *testing.T) {
 	d := t.TempDir()
 	write(t, d+"/a/good", `{"good": true}`, 0o644)
-	c := &Collector{Paths: []string{d + "/a"}, Log: logging.Discard, Shared: collectors.Shared{CacheDir: d + "/cache"}}
+	c := &Collector{Paths: []string{d + "/a"}, Log: logging.Discard, Globals: collectors.Globals{CacheDir: d + "/cache"}}
 	if _, err := c.Collect(context.Background()); err != nil {
 		t.Fatalf("error %v", err)
 	}

@@ -89,7 +89,7 @@ func (r *runner) collectOne(ctx context.Context, name string, log *slog.Logger) 
 	inst, ok := r.instances[name]
 	if !ok {
 		var err error
-		if inst, err = r.cfg.Sources[name].New(r.cfg.Shared(), log); err != nil {
+		if inst, err = r.cfg.Sources[name].New(r.cfg.Globals(), log); err != nil {
 			return nil, collectors.Unavailable(err)
 		}
 		r.instances[name] = inst

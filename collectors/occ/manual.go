@@ -1,6 +1,7 @@
 package occ
 
 import (
+	"github.com/tripleo-go/agent/collectors/all"
 	"github.com/tripleo-go/agent/collectors/cache"
 	"github.com/tripleo-go/agent/internal/argparse"
 	"github.com/tripleo-go/agent/internal/version"
@@ -21,7 +22,7 @@ var titles = map[string]string{
 // CLI is os-collect-config's command line: the parser its options make,
 // which gives both --help and the manual page.
 func CLI() *argparse.Parser {
-	set := newConfig(registry).options(registry)
+	set := newConfig(all.Collectors).options(all.Collectors)
 	return set.Parser()
 }
 
@@ -53,4 +54,4 @@ func describe(p *argparse.Parser) {
 }
 
 // Collectors are the collectors' names, in the registry's order.
-func Collectors() []string { return names(registry) }
+func Collectors() []string { return names(all.Collectors) }

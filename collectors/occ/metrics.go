@@ -59,7 +59,7 @@ func (r *runner) writeMetrics(rec *agentstate.Pass) {
 			}
 		}
 	}
-	dir := deployed.FromEnv(r.env.Environ, "").String()
+	dir := deployed.FromEnv(r.env.Environ, "")
 	var problem string
 	ds, err := r.metrics.deployments.Read(dir)
 	if err != nil {

@@ -33,7 +33,7 @@ type fakeConfig struct{ f *fake }
 
 func (c fakeConfig) Options() []config.Option { return nil }
 
-func (c fakeConfig) New(collectors.Shared, *slog.Logger) (collectors.Collector, error) {
+func (c fakeConfig) New(collectors.Globals, *slog.Logger) (collectors.Collector, error) {
 	return c.f, nil
 }
 

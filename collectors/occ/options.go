@@ -2,6 +2,7 @@ package occ
 
 import (
 	"fmt"
+	"github.com/tripleo-go/agent/collectors/all"
 	"strings"
 	"time"
 
@@ -138,7 +139,7 @@ var referenceOnly = []string{
 // Parse builds the configuration from the command line (without the
 // program name) and the files it names or the default ones.
 func Parse(args []string, env config.Env) (*Config, error) {
-	return parseWith(registry, args, env)
+	return parseWith(all.Collectors, args, env)
 }
 
 func parseWith(registry []collectors.Registration, args []string, env config.Env) (*Config, error) {
@@ -173,7 +174,7 @@ func (c *Config) CheckCollectors() error {
 	if len(bad) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("Unknown collectors %s. Valid collectors are: %s", jsondoc.PyRepr(bad), jsondoc.PyRepr(jsondoc.StringList(names(registry))))
+	msg := fmt.Sprintf("Unknown collectors %s. Valid collectors are: %s", jsondoc.PyRepr(bad), jsondoc.PyRepr(jsondoc.StringList(names(all.Collectors))))
 	if len(hints) > 0 {
 		msg += ". The collectors option takes one name per line: " + strings.Join(hints, "; ")
 	}
@@ -205,9 +206,9 @@ func oneNamePerLine(name string) string {
 		jsondoc.PyReprString(name), strings.Join(lines, " and "), strings.Join(parts, " "))
 }
 
-// Shared is what the collectors share of the configuration.
-func (c *Config) Shared() collectors.Shared {
-	return collectors.Shared{
+// Globals are the options every collector obeys besides its group's.
+func (c *Config) Globals() collectors.Globals {
+	return collectors.Globals{
 		DeploymentKeys: c.DeploymentKey, MaxBody: int64(c.MaxMetadataBytes), CacheDir: c.CacheDir,
 		KeystoneCacheDir: c.Keystone.CacheDir, KeystoneCacheTTL: time.Duration(c.Keystone.CacheTTL) * time.Second,
 	}
@@ -224,6 +225,6 @@ func names(registry []collectors.Registration) []string {
 // Values is every option's value by "GROUP.dest" key, as the reference's
 // oslo.config would report it (checked against it in the tests).
 func (c *Config) Values() map[string]any {
-	set := c.options(registry)
+	set := c.options(all.Collectors)
 	return set.Values()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tripleo-go/agent/collectors/all"
 	"io"
 	"os"
 	"os/exec"
@@ -225,13 +226,13 @@ func TestErrorsNameTheOption(t *testing.T) {
 }
 
 func TestCheckCollectors(t *testing.T) {
-	c := newConfig(registry)
+	c := newConfig(all.Collectors)
 	c.Collectors = []string{"local", "bogus", "[\"cfn\"]"}
 	want := `Unknown collectors ['bogus', '["cfn"]']. Valid collectors are: ['heat_local', 'ec2', 'cfn', 'heat', 'request', 'local', 'zaqar']`
 	if err := c.CheckCollectors(); err == nil || err.Error() != want {
 		t.Fatalf("got %v", err)
 	}
-	c.Collectors = names(registry)
+	c.Collectors = names(all.Collectors)
 	if err := c.CheckCollectors(); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestCheckCollectorsSaysOneNamePerLine(t *testing.T) {
 			`instead of 'ec2, local' write "collectors = ec2" and "collectors = local", each on a line of its own (on the command line: ec2 local)`},
 		{[]string{"bogus"}, "Unknown collectors ['bogus']" + valid},
 	} {
-		c := newConfig(registry)
+		c := newConfig(all.Collectors)
 		c.Collectors = tc.names
 		if err := c.CheckCollectors(); err == nil || err.Error() != tc.want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.names, err, tc.want)

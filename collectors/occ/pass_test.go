@@ -169,7 +169,7 @@ type brokenConfig struct {
 	broken *bool
 }
 
-func (c brokenConfig) New(s collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
+func (c brokenConfig) New(s collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
 	if *c.broken {
 		return nil, errors.New("[cfn] ca_certificate: reading CA file: no such file")
 	}

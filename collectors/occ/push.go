@@ -38,7 +38,7 @@ func (r *runner) build() {
 		if _, ok := r.instances[name]; ok {
 			continue
 		}
-		if inst, err := r.cfg.Sources[name].New(r.cfg.Shared(), r.log.With("collector", name)); err == nil {
+		if inst, err := r.cfg.Sources[name].New(r.cfg.Globals(), r.log.With("collector", name)); err == nil {
 			r.instances[name] = inst
 		}
 	}

@@ -3,6 +3,7 @@ package occ
 import (
 	"errors"
 	"fmt"
+	"github.com/tripleo-go/agent/collectors/all"
 	"io"
 	"log/slog"
 	"strings"
@@ -49,7 +50,7 @@ func recordStop(env Env, log *slog.Logger, args []string, err error, exit int) {
 
 // printsOnly reports a command line that asks to print and exit.
 func printsOnly(args []string) bool {
-	set := newConfig(registry).options(registry)
+	set := newConfig(all.Collectors).options(all.Collectors)
 	res, err := set.Parser().Parse(args, io.Discard)
 	return err == nil && (res.Last("--print", "--noprint") == "--print" || res.Last("--print-cachedir", "--noprint-cachedir") == "--print-cachedir")
 }

@@ -39,12 +39,12 @@ func (c *Config) Options() []config.Option {
 }
 
 // New builds the collector.
-func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	client, err := httpclient.New(shared.HTTP(collectors.Seconds(c.Timeout)))
+func (c *Config) New(globals collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
+	client, err := httpclient.New(globals.HTTP(collectors.Seconds(c.Timeout)))
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{URL: c.MetadataURL, DeploymentKeys: shared.DeploymentKeys, Client: client, Log: log}, nil
+	return &Collector{URL: c.MetadataURL, DeploymentKeys: globals.DeploymentKeys, Client: client, Log: log}, nil
 }
 
 // Collector polls one URL with conditional GETs. It lives across passes:

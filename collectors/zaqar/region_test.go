@@ -24,7 +24,7 @@ func TestCachedCatalogWithoutTheRegion(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			c := newCloud(t)
-			shared := collectors.Shared{KeystoneCacheDir: filepath.Join(t.TempDir(), "keystone"), CacheDir: t.TempDir(), DeploymentKeys: []string{"deployments"}}
+			globals := collectors.Globals{KeystoneCacheDir: filepath.Join(t.TempDir(), "keystone"), CacheDir: t.TempDir(), DeploymentKeys: []string{"deployments"}}
 			url := c.Srv.URL + "/zaqar"
 			if websockets {
 				url = "ws" + strings.TrimPrefix(c.Srv.URL, "http") + "/ws"
@@ -35,7 +35,7 @@ func TestCachedCatalogWithoutTheRegion(t *testing.T) {
 				}
 				cfg := &Config{Creds: keystone.Credentials{AuthURL: c.AuthURL(), UserID: "uid", ProjectID: "pid", Password: password},
 					QueueID: "q1", RegionName: region, UseWebsockets: websockets}
-				col, err := cfg.New(shared, logging.Discard) // a new process
+				col, err := cfg.New(globals, logging.Discard) // a new process
 				if err != nil {
 					t.Fatal(err)
 				}

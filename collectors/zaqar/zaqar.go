@@ -54,12 +54,12 @@ func (c *Config) Options() []config.Option {
 // New builds the collector. Requests get 30 s each; Keystone's are
 // retried, pops are not: a pop whose answer was lost has consumed the
 // messages, and the next poll asks again.
-func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Collector, error) {
-	ks, err := httpclient.New(shared.HTTP(30 * time.Second))
+func (c *Config) New(globals collectors.Globals, log *slog.Logger) (collectors.Collector, error) {
+	ks, err := httpclient.New(globals.HTTP(30 * time.Second))
 	if err != nil {
 		return nil, err
 	}
-	o := shared.HTTP(30 * time.Second)
+	o := globals.HTTP(30 * time.Second)
 	o.Retries, o.Insecure = 0, !c.SSLCertificateValidation
 	if c.SSLCertificateValidation {
 		o.CAFile = c.CAFile
@@ -72,7 +72,7 @@ func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Col
 	if err != nil {
 		return nil, fmt.Errorf("[zaqar] ca_file: %w", err)
 	}
-	session := shared.Keystone(c.Creds, ks)
+	session := globals.Keystone(c.Creds, ks)
 	// A cached token whose catalog lacks the endpoint used is not taken.
 	service := "messaging"
 	if c.UseWebsockets {
@@ -81,9 +81,9 @@ func (c *Config) New(shared collectors.Shared, log *slog.Logger) (collectors.Col
 	session.Needs = []keystone.Service{{Type: service, Region: c.RegionName}}
 	return &Collector{
 		Queue: &zaqar.Queue{Session: session, Name: c.QueueID, Region: c.RegionName,
-			Client: client, TLS: tlsConf, Log: log, MaxFrame: shared.MaxBody, MaxFrameOption: collectors.MaxBodyOption},
+			Client: client, TLS: tlsConf, Log: log, MaxFrame: globals.MaxBody, MaxFrameOption: collectors.MaxBodyOption},
 		UseWebsockets: c.UseWebsockets, Validate: c.SSLCertificateValidation, CAFile: c.CAFile,
-		DeploymentKeys: shared.DeploymentKeys, CachePath: shared.CachePath(Name), Log: log,
+		DeploymentKeys: globals.DeploymentKeys, CachePath: globals.CachePath(Name), Log: log,
 	}, nil
 }
 

@@ -13,7 +13,7 @@ import (
 // A state directory as a long-lived TripleO node has it: 200 deployments
 // of 100 KB each (their configs), each with its signal record. The
 // daemon reads it after every pass when metrics-file is set: the Reader
-// parses a state file once, ReadDeployments every time.
+// parses a state file once, Dir.Deployments every time.
 func benchDir(b *testing.B) string {
 	dir := b.TempDir()
 	config := strings.Repeat("x", 100<<10)
@@ -26,11 +26,11 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
-func BenchmarkReadDeployments(b *testing.B) {
+func BenchmarkDeployments(b *testing.B) {
 	dir := benchDir(b)
 	b.Run("every-file", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := ReadDeployments(dir); err != nil {
+			if _, err := Dir(dir).Deployments(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -38,7 +38,7 @@ func BenchmarkReadDeployments(b *testing.B) {
 	b.Run("reader", func(b *testing.B) {
 		var r Reader
 		for b.Loop() {
-			if _, err := r.Read(dir); err != nil {
+			if _, err := r.Read(Dir(dir)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -12,16 +12,16 @@ import (
 	"github.com/tripleo-go/agent/internal/jsondoc"
 )
 
-// ReadDeployments reads heat-config's state directory: each <id>.json
+// Deployments are the deployments of the state directory: each <id>.json
 // with its <id>.signal.json, in the order they started. A missing
 // directory is no deployment; state files are read only for their name
 // and group (their inputs, credentials among them, go nowhere).
-func ReadDeployments(dir string) ([]agentstate.Deployment, error) {
+func (d Dir) Deployments() ([]agentstate.Deployment, error) {
 	var r Reader
-	return r.Read(dir)
+	return r.Read(d)
 }
 
-// Reader reads deployments as ReadDeployments does, for a daemon that
+// Reader reads deployments as Dir.Deployments does, for a daemon that
 // reads them after every pass: a state file is parsed again only when
 // its size or time changed (they are written once; TripleO's can be
 // megabytes), its small signal record every time.
@@ -36,8 +36,8 @@ type memo struct {
 }
 
 // Read reads dir's deployments.
-func (r *Reader) Read(dir string) ([]agentstate.Deployment, error) {
-	entries, err := os.ReadDir(dir)
+func (r *Reader) Read(dir Dir) ([]agentstate.Deployment, error) {
+	entries, err := os.ReadDir(string(dir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -57,9 +57,9 @@ func (r *Reader) Read(dir string) ([]agentstate.Deployment, error) {
 	return out, nil
 }
 
-func (r *Reader) readDeployment(dir, id string) (agentstate.Deployment, memo) {
+func (r *Reader) readDeployment(dir Dir, id string) (agentstate.Deployment, memo) {
 	st := agentstate.Deployment{ID: id}
-	path := Dir(dir).State(id)
+	path := dir.State(id)
 	var m memo
 	if fi, err := os.Stat(path); err == nil {
 		st.Started = fi.ModTime()
@@ -77,7 +77,7 @@ func (r *Reader) readDeployment(dir, id string) (agentstate.Deployment, memo) {
 	}
 	st.Name, st.Group = m.name, m.group
 	var sig agentstate.Signal
-	if err := agentstate.Read(Dir(dir).Signal(id), &sig); err == nil {
+	if err := agentstate.Read(dir.Signal(id), &sig); err == nil {
 		st.Signal = &sig
 	}
 	return st, m

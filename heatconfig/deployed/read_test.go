@@ -32,7 +32,7 @@ func TestDeployments(t *testing.T) {
 	put("old", ``, t0.Add(-3*time.Hour), nil)
 	os.WriteFile(filepath.Join(dir, "x.notify.json"), []byte(`{}`), 0o600)
 	var r Reader
-	ds, err := r.Read(dir)
+	ds, err := r.Read(Dir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestDeployments(t *testing.T) {
 		t.Errorf("got %v, want %s", got, want)
 	}
 	put("bad", `{"name": "b2", "group": "puppet"}`, t0.Add(-time.Hour+time.Second), nil)
-	if ds, _ = r.Read(dir); ds[2].Name != "b2" {
+	if ds, _ = r.Read(Dir(dir)); ds[2].Name != "b2" {
 		t.Errorf("a changed state file was not read again: %+v", ds[2])
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/tripleo-go/agent/hooks/script"
 )
 
-// List is every hook, one line each; a hook's Group is its program name.
-var List = []hooks.Hook{
+// Hooks is every hook, one line each; a hook's Group is its program name.
+var Hooks = []hooks.Hook{
 	script.Hook,
 	puppet.Hook,
 	ansible.Hook,

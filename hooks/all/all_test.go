@@ -12,9 +12,9 @@ import (
 )
 
 // The registry holds the reference's hook groups, each once, in order.
-func TestList(t *testing.T) {
+func TestHooks(t *testing.T) {
 	var groups []string
-	for _, h := range all.List {
+	for _, h := range all.Hooks {
 		if h.Run == nil {
 			t.Errorf("%s: no Run", h.Group)
 		}
@@ -29,7 +29,7 @@ func TestList(t *testing.T) {
 // Every hook refuses hostile or broken stdin the same way, before doing
 // anything: one ERROR line, exit status 1, nothing on stdout.
 func TestEveryHookRefusesBadStdin(t *testing.T) {
-	for _, h := range all.List {
+	for _, h := range all.Hooks {
 		for _, stdin := range []string{"", "not json", `{"id": "../../etc/passwd", "group": "x", "inputs": []}`, strings.Repeat(`{"a":`, 50000)} {
 			// A working directory that must stay empty.
 			dir := t.TempDir()
@@ -58,7 +58,7 @@ func TestIDOptional(t *testing.T) {
 		"json-file": true, "hiera": true, "apply-config": true, "cfn-init": true, "docker-compose": true,
 		"script": false, "puppet": false, "ansible": false,
 	}
-	for _, h := range all.List {
+	for _, h := range all.Hooks {
 		if w, ok := want[h.Group]; ok && h.IDOptional != w {
 			t.Errorf("%s: IDOptional %v, want %v", h.Group, h.IDOptional, w)
 		}

@@ -33,7 +33,7 @@ var Cleanup = hooks.Script{
 		{Tag: hooks.DeploymentsVar, Text: "The deployments list (default " + hooks.DefaultDeployments + ")."},
 		{Tag: CmdVar, Text: "The container command, docker (the default) or podman, or a path to either."},
 		{Tag: SeenVar, Text: "The file that notes that this node has had a docker-cmd deployment (default " + DefaultSeen + "): without it and without one in the list, no container command is run."},
-		{Tag: hooks.TimeoutVar, Text: "The deadline of each container command in seconds (default " + deadline.Words(deadline.DefaultHook) + ")."},
+		{Tag: hooks.TimeoutVar, Text: "The deadline of each container command in seconds (default " + deadline.ForManual(deadline.DefaultHook) + ")."},
 	},
 	ExitStatus: "0, also when the list is missing or not JSON, or a container command fails; " +
 		"1 when the list is JSON but not a list of deployments (nothing is removed).",

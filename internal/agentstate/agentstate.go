@@ -99,11 +99,17 @@ type Signal struct {
 	StatusCode string `json:"status_code"`
 	// Transport is deploy_signal_transport (NO_SIGNAL, CFN_SIGNAL, ...).
 	Transport string `json:"transport"`
-	// Result is "sent", "failed" (heat-config-notify failed: NotifyExit)
-	// or "not-sent" (stopped before).
+	// Result is SignalSent or SignalFailed (heat-config-notify failed:
+	// NotifyExit).
 	Result     string `json:"result"`
 	NotifyExit int    `json:"notify_exit"`
 }
+
+// Signal.Result's values.
+const (
+	SignalSent   = "sent"
+	SignalFailed = "failed"
+)
 
 // Write stores v as JSON in path atomically (a reader sees the old or
 // the new record, never half of one), private to root. The record is

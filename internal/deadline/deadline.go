@@ -1,7 +1,12 @@
-// Package deadline owns the hook deadline: HEAT_CONFIG_HOOK_TIMEOUT, its
-// default, how a bad value is met, and how much longer 55-heat-config
-// waits for a hook than the hook waits for its tool. 55-heat-config and
-// the hooks both read it here, so they cannot disagree.
+// Package deadline owns every deadline that crosses a program boundary,
+// and derives each that must fit inside another from it. The hook
+// deadline: HEAT_CONFIG_HOOK_TIMEOUT, its default, how a bad value is
+// met, and how much longer 55-heat-config waits for a hook than the hook
+// waits for its tool. The signal's (notify.go): how long 55-heat-config
+// waits for heat-config-notify, heat-config-notify's retry budget
+// (HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT) inside it, and the budget of the
+// signal sent when stopped, inside internal/proc's grace. Both sides of
+// each boundary read them here, so they cannot disagree.
 package deadline
 
 import (
@@ -58,10 +63,10 @@ func Outer(hook, grace time.Duration) time.Duration {
 	return hook + grace + min(hook, maxSlack)
 }
 
-// Words is d as the manual pages say it: "4 hours", or Go's form when d
+// ForManual is d as the manual pages say it: "4 hours", or Go's form when d
 // is not a whole number of hours. The pages take the defaults from here,
 // so a changed default changes what they say.
-func Words(d time.Duration) string {
+func ForManual(d time.Duration) string {
 	switch {
 	case d == time.Hour:
 		return "1 hour"

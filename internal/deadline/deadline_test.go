@@ -56,14 +56,14 @@ func TestOuter(t *testing.T) {
 	}
 }
 
-func TestWords(t *testing.T) {
+func TestForManual(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		DefaultHook:      "4 hours",
 		time.Hour:        "1 hour",
 		90 * time.Minute: "1h30m0s",
 	} {
-		if got := Words(d); got != want {
-			t.Errorf("Words(%v) = %q, want %q", d, got, want)
+		if got := ForManual(d); got != want {
+			t.Errorf("ForManual(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/tripleo-go/agent/nodeconfig/sysctl"
 )
 
-// List is every step, one line each, grouped by element.
-var List = []nodeconfig.Step{
+// Steps is every step, one line each, grouped by element.
+var Steps = []nodeconfig.Step{
 	{Name: sysctl.ApplyName, Element: "sysctl", Run: inProcess(sysctl.RunApply), CLI: sysctl.ApplyCLI},
 	{Name: "sysctl-set-value", Element: "sysctl", Run: inProcess(sysctl.RunSet), CLI: sysctl.SetCLI, Bin: true},
 	{Name: "sysctl-write-value", Element: "sysctl", Run: inProcess(sysctl.RunWrite), CLI: sysctl.WriteCLI, Bin: true},

@@ -15,11 +15,11 @@ import (
 // element linked to the binary, or, for the helpers other elements
 // call, the element's bin/ wrapper that runs it by name.
 func TestStepsAreWholeAndInTheirElements(t *testing.T) {
-	if len(all.List) < 9 {
-		t.Fatalf("%d steps, want the 9 of sysctl, os-net-config, network-gateway, hiera and hosts", len(all.List))
+	if len(all.Steps) < 9 {
+		t.Fatalf("%d steps, want the 9 of sysctl, os-net-config, network-gateway, hiera and hosts", len(all.Steps))
 	}
 	seen := map[string]bool{}
-	for _, s := range all.List {
+	for _, s := range all.Steps {
 		if s.Name == "" || s.Element == "" || s.Run == nil || s.CLI == nil {
 			t.Errorf("%+v: a step needs a name, an element, a run and a command line", s)
 			continue
@@ -63,7 +63,7 @@ func TestMakefileNodeElementsAreTheSteps(t *testing.T) {
 	}
 	line, _, _ := strings.Cut(rest, "\n")
 	var want []string
-	for _, s := range all.List {
+	for _, s := range all.Steps {
 		if e := "elements/" + s.Element; !slices.Contains(want, e) {
 			want = append(want, e)
 		}

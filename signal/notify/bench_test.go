@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"io"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func BenchmarkHeatSignal(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			c := newCloud(b, 0)
 			path := writeDeployment(b, c.heatInputs(""))
-			env := []string{signal.TokenCacheVar + "=" + tc.cache(b), notify.RetryTimeoutVar + "=10"}
+			env := []string{signal.TokenCacheVar + "=" + tc.cache(b), deadline.NotifyRetryVar + "=10"}
 			b.ResetTimer()
 			for range b.N {
 				err := notify.Run(context.Background(), []string{path}, notify.Env{Stdin: strings.NewReader(`{"foo": "bar"}`), Stderr: io.Discard, Environ: env})

@@ -3,6 +3,7 @@ package notify_test
 import (
 	"bytes"
 	"context"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,7 @@ func TestBigResult(t *testing.T) {
 	defer f.Close()
 	var stderr bytes.Buffer
 	if err := notify.Run(context.Background(), []string{path}, notify.Env{Stdin: f, Stderr: &stderr,
-		Environ: []string{notify.RetryTimeoutVar + "=1"}}); err != nil {
+		Environ: []string{deadline.NotifyRetryVar + "=1"}}); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	body, _ := signal.Encode(result, signal.MaxBody)

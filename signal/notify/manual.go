@@ -2,6 +2,7 @@ package notify
 
 import (
 	"github.com/tripleo-go/agent/internal/argparse"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/version"
 	"github.com/tripleo-go/agent/signal"
 )
@@ -22,7 +23,7 @@ func CLI() *argparse.Parser {
 			Synopsis: []string{"heat-config-notify DEPLOYMENT_FILE < RESULT_JSON"},
 			Sections: []argparse.Section{
 				{Title: "Environment", Items: []argparse.Item{
-					{Tag: RetryTimeoutVar, Text: "The retry budget in seconds, or a Go duration such as 90s (default " + signal.DefaultBudget.String() + ")."},
+					{Tag: deadline.NotifyRetryVar, Text: "The retry budget in seconds, or a Go duration such as 90s (default " + deadline.DefaultNotifyRetry.String() + ")."},
 					{Tag: signal.TokenCacheVar, Text: tokenCacheHelp},
 				}},
 				{Title: "Exit status", Paragraphs: []string{"0 when the signal was delivered; 1 when it was not, or the deployment file is missing or unreadable; 143 when stopped."}},

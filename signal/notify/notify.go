@@ -12,11 +12,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/tripleo-go/agent/deployment"
-	"github.com/tripleo-go/agent/internal/environ"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"github.com/tripleo-go/agent/internal/exitcode"
 	"github.com/tripleo-go/agent/internal/jsondoc"
 	"github.com/tripleo-go/agent/internal/logging"
@@ -26,10 +25,6 @@ import (
 
 // Name is the program's name, in its log lines.
 const Name = "heat-config-notify"
-
-// RetryTimeoutVar overrides signal.DefaultBudget: seconds, or a Go
-// duration ("90s", "5m"); 0 sends each request once.
-const RetryTimeoutVar = "HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT"
 
 const usage = "Usage:\n  heat-config-notify /path/to/config.json < /path/to/signal_data.json"
 
@@ -72,7 +67,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 		log.Error(fmt.Sprintf("Cannot read config file: %v", err))
 		return exitcode.With(exitcode.Failure, err)
 	}
-	o := signal.Options{Log: log, Budget: budget(env, log), BudgetName: RetryTimeoutVar, Transports: all.Transports,
+	o := signal.Options{Log: log, Budget: budget(env, log), BudgetName: deadline.NotifyRetryVar, Transports: all.Transports,
 		TokenCache: signal.TokenCacheDir(env.Environ, env.TokenCache)}
 	kinds, err := signal.Send(ctx, d, data, o)
 	if err == nil {
@@ -126,20 +121,13 @@ func readAll(r io.Reader) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// budget is the retry budget from the environment.
+// budget is the retry budget from the environment, as signal.Options
+// takes it.
 func budget(env Env, log *slog.Logger) time.Duration {
-	v, ok := environ.Lookup(env.Environ, RetryTimeoutVar)
-	if !ok || v == "" {
-		return signal.DefaultBudget
-	}
-	d, err := time.ParseDuration(v)
-	if s, ferr := strconv.ParseFloat(v, 64); ferr == nil {
-		d, err = time.Duration(s*float64(time.Second)), nil
-	}
+	d, err := deadline.NotifyRetry(env.Environ)
 	switch {
-	case err != nil || d < 0:
-		log.Warn(fmt.Sprintf("Ignoring %s=%q: not a number of seconds; retrying for %s", RetryTimeoutVar, v, signal.DefaultBudget))
-		return signal.DefaultBudget
+	case err != nil:
+		log.Warn(fmt.Sprintf("Ignoring %v; retrying for %s", err, d))
 	case d == 0:
 		return -1 // no retries
 	}

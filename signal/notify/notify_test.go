@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -98,7 +99,7 @@ func run(t *testing.T, stdin string, env []string, args ...string) (int, string)
 	var stderr bytes.Buffer
 	now := func() time.Time { return time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC) }
 	err := notify.Run(context.Background(), args, notify.Env{Stdin: strings.NewReader(stdin), Stderr: &stderr,
-		Environ: append(env, notify.RetryTimeoutVar+"=1"), Now: now}) // the first wins
+		Environ: append(env, deadline.NotifyRetryVar+"=1"), Now: now}) // the first wins
 	return exitcode.Of(err), stderr.String()
 }
 
@@ -232,7 +233,7 @@ func TestRetryTimeoutVariable(t *testing.T) {
 			var stderr bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			err := notify.Run(ctx, []string{path}, notify.Env{Stdin: strings.NewReader("{}"), Stderr: &stderr,
-				Environ: []string{notify.RetryTimeoutVar + "=soon"}})
+				Environ: []string{deadline.NotifyRetryVar + "=soon"}})
 			cancel()
 			if exitcode.Of(err) != exitcode.Terminated || !strings.Contains(stderr.String(), `Ignoring HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT="soon"`) {
 				t.Errorf("%v, log:\n%s", err, stderr.String())
@@ -240,7 +241,7 @@ func TestRetryTimeoutVariable(t *testing.T) {
 			continue
 		}
 		start := time.Now()
-		code, log := run(t, "{}", []string{notify.RetryTimeoutVar + "=" + tc.value}, path)
+		code, log := run(t, "{}", []string{deadline.NotifyRetryVar + "=" + tc.value}, path)
 		if n := len(c.requests()); code != 1 || n > tc.maxReqs || time.Since(start) > 2*time.Second {
 			t.Errorf("%s: status %d, %d requests in %v, log:\n%s", tc.value, code, n, time.Since(start), log)
 		}
@@ -270,7 +271,7 @@ func TestNoSecretInTheLog(t *testing.T) {
 			creds(z.AuthURL()) + `, {"name": "deploy_queue_id", "value": "q1"}`,
 			strings.Replace(c.heatInputs(""), "pid", "wrong-project", 1),
 		} {
-			_, log := run(t, `{"deploy_stdout": "done"}`, []string{notify.RetryTimeoutVar + "=0.3"}, writeDeployment(t, inputs))
+			_, log := run(t, `{"deploy_stdout": "done"}`, []string{deadline.NotifyRetryVar + "=0.3"}, writeDeployment(t, inputs))
 			all.WriteString(log)
 		}
 		log := all.String()
@@ -339,7 +340,7 @@ func TestStopSaysStopped(t *testing.T) {
 			}
 			stderr := &cancelOn{text: tc.stopAt, cancel: cancel}
 			err := notify.Run(ctx, []string{path}, notify.Env{Stdin: strings.NewReader("{}"), Stderr: stderr,
-				Environ: []string{notify.RetryTimeoutVar + "=3600"}})
+				Environ: []string{deadline.NotifyRetryVar + "=3600"}})
 			log := stderr.buf.String()
 			var warnings []string
 			for _, l := range strings.Split(log, "\n") {
@@ -380,7 +381,7 @@ func TestServerThatNeverAnswers(t *testing.T) {
 	defer srv.Close()
 	defer close(done) // before Close, which waits for the handler
 	path := writeDeployment(t, `{"name": "deploy_signal_id", "value": "`+srv.URL+`/url/foo"}`)
-	code, log := run(t, "{}", []string{notify.RetryTimeoutVar + "=1"}, path)
+	code, log := run(t, "{}", []string{deadline.NotifyRetryVar + "=1"}, path)
 	want := "[ERROR] Signal failed: CFN_SIGNAL: POST " + srv.URL + "/url/foo: context deadline exceeded; retry budget of 1s (HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT) spent"
 	if code != exitcode.Failure || !strings.Contains(log, want) {
 		t.Fatalf("exit %d, log:\n%s\nwant a line with %s", code, log, want)

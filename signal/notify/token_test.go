@@ -3,6 +3,7 @@ package notify_test
 import (
 	"bytes"
 	"context"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,7 +216,7 @@ func TestTokenCacheVariable(t *testing.T) {
 			for range 2 {
 				var stderr bytes.Buffer
 				env := notify.Env{Stdin: strings.NewReader(`{}`), Stderr: &stderr, TokenCache: dir,
-					Environ: append(tc.environ(dir), notify.RetryTimeoutVar+"=1")}
+					Environ: append(tc.environ(dir), deadline.NotifyRetryVar+"=1")}
 				if err := notify.Run(context.Background(), []string{path}, env); err != nil {
 					t.Fatalf("%v, log:\n%s", err, stderr.String())
 				}

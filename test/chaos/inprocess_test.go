@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,7 +250,7 @@ func notifyOnce(t *verdict, tr transport, f Fault) {
 	// latencies of up to 2 s each must fit in the budget, which no
 	// attempt outlives.
 	err = notify.Run(context.Background(), []string{path}, notify.Env{Stdin: strings.NewReader(signalData), Stderr: &stderr,
-		Environ: []string{notify.RetryTimeoutVar + "=5"}})
+		Environ: []string{deadline.NotifyRetryVar + "=5"}})
 	if err != nil {
 		t.Errorf("%s under %s: %v\n%s", tr, f, err, stderr.String())
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tripleo-go/agent/internal/deadline"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -321,7 +322,7 @@ func runNotify(v *verdict, bin string, c signalCase, budget string) (int64, time
 	cmd := exec.Command(filepath.Join(bin, "heat-config-notify"), path)
 	// No token cache: each run meets Keystone's faults, and nothing is
 	// written under the host's /var/cache.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HEAT_CONFIG_NOTIFY_RETRY_TIMEOUT=" + budget, "HEAT_CONFIG_NOTIFY_TOKEN_CACHE=off"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), deadline.NotifyRetryVar + "=" + budget, "HEAT_CONFIG_NOTIFY_TOKEN_CACHE=off"}
 	cmd.Stdin = strings.NewReader(signalData)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -95,7 +95,7 @@ func closure(t *testing.T, name string) []string {
 // runner, the renderer and the package; and each checks its hook is there.
 func TestEveryHookHasAnElement(t *testing.T) {
 	programs := []string{"heat-config", "os-apply-config", "os-collect-config", "os-refresh-config", "tripleo-agent"}
-	for _, h := range all.List {
+	for _, h := range all.Hooks {
 		name := "heat-config-" + h.Group
 		got := closure(t, name)
 		want := append([]string{name}, programs...)

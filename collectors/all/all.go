@@ -1,4 +1,7 @@
-package occ
+// Package all is the registry of the collectors: the one list
+// os-collect-config's options, their check, the factories and the watch
+// list are made from.
+package all
 
 import (
 	"github.com/tripleo-go/agent/collectors"
@@ -11,10 +14,11 @@ import (
 	"github.com/tripleo-go/agent/collectors/zaqar"
 )
 
-// registry is every collector os-collect-config has, in the reference's
-// default order (the order of the collectors option's default, and so of
-// OS_CONFIG_FILES). A new collector is its package and one line here.
-var registry = []collectors.Registration{
+// Collectors is every collector os-collect-config has, one line each, in
+// the reference's default order (the order of the collectors option's
+// default, and so of OS_CONFIG_FILES). A new collector is its package and
+// one line here.
+var Collectors = []collectors.Registration{
 	{Name: heatlocal.Name, Config: heatlocal.NewConfig},
 	{Name: ec2.Name, Config: ec2.NewConfig},
 	{Name: cfn.Name, Config: cfn.NewConfig},

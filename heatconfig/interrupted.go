@@ -20,21 +20,21 @@ import (
 // did not see to its end.
 const interruptedCode = 137
 
-// recover signals a deployment whose run was cut short, without running
-// it again (at most once per id): with its result if the hook had
+// signalInterrupted signals a deployment whose run was cut short, without
+// running it again (at most once per id): with its result if the hook had
 // finished (the signal data was written, the signal may not have gone),
 // else as failed.
-func (r *runner) recover(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string) {
-	defer r.c.deployed.Finish(d.ID())
+func (r *runner) signalInterrupted(ctx context.Context, log *slog.Logger, d *deployment.Deployment, statePath string) {
+	defer r.config.deployed.Finish(d.ID())
 	// A run killed while it wrote the state file left it empty or cut:
 	// heat-config-notify reads the signal's address from it, and a later
 	// run takes it for the deployment. It is this deployment's document.
 	if b, err := os.ReadFile(statePath); err != nil || !bytes.Equal(b, []byte(d.Indented())) {
-		if err := r.c.deployed.ReplaceState(d.ID(), []byte(d.Indented())); err != nil {
+		if err := r.config.deployed.ReplaceState(d.ID(), []byte(d.Indented())); err != nil {
 			log.Error(fmt.Sprintf("rewriting %s: %v", statePath, err))
 		}
 	}
-	if b, err := r.c.deployed.ReadNotify(d.ID()); err == nil {
+	if b, err := r.config.deployed.ReadNotify(d.ID()); err == nil {
 		if data, err := jsondoc.Loads(b); err == nil {
 			log.Warn(fmt.Sprintf("Deployment %s finished but its run was cut short before its signal was sent: signalling its result", d.ID()))
 			r.notify(ctx, log, d, statePath, data)
