@@ -1,25 +1,39 @@
 #!/usr/bin/env bash
 # stages.sh TOOL GOAL...: runs TOOL GOAL for each goal in turn, as
 # `TOOL GOAL...` would (make builds its goals in order), and prints each
-# goal's time at the end, pass or fail. .ci/run runs the README's test
-# command through it.
+# goal's time at the end, pass or fail, with how busy the machine's CPUs
+# were meanwhile (from /proc/stat: a stage far from 100% waits on
+# something, and could share the machine with another). .ci/run runs
+# the README's test command through it.
 set -uo pipefail
 tool=$1
 shift
+
+# cpu_ticks prints the busy and the total ticks of all CPUs so far.
+cpu_ticks() {
+	local _ user nice system idle iowait rest
+	read -r _ user nice system idle iowait rest </proc/stat 2>/dev/null || { echo "0 0"; return; }
+	local total=$((user + nice + system + idle + iowait))
+	for v in $rest; do total=$((total + v)); done
+	echo "$((total - idle - iowait)) $total"
+}
+
 times=()
 start=$SECONDS
 report() {
-	echo "stages: time of each"
+	echo "stages: time of each, and how busy the CPUs were"
 	for line in "${times[@]}"; do echo "  $line"; done
-	printf "  %-12s %5d s\n" total $((SECONDS - start))
+	printf '  %-12s %5d s\n' total $((SECONDS - start))
 }
 trap report EXIT
 for goal in "$@"; do
 	t0=$SECONDS
-	if "$tool" "$goal"; then
-		times+=("$(printf '%-12s %5d s' "$goal" $((SECONDS - t0)))")
-	else
-		times+=("$(printf '%-12s %5d s FAILED' "$goal" $((SECONDS - t0)))")
-		exit 1
-	fi
+	read -r busy0 total0 < <(cpu_ticks)
+	status=
+	"$tool" "$goal" || status=" FAILED"
+	read -r busy1 total1 < <(cpu_ticks)
+	pct=0
+	[ "$total1" -gt "$total0" ] && pct=$(((busy1 - busy0) * 100 / (total1 - total0)))
+	times+=("$(printf '%-12s %5d s  CPU %3d%%%s' "$goal" $((SECONDS - t0)) "$pct" "$status")")
+	[ -z "$status" ] || exit 1
 done
