@@ -42,8 +42,11 @@ const zygoteVar = "DIFFTEST_ZYGOTE_SOCKET"
 // StartZygote starts /usr/bin/python3 with module's function as the
 // program's entry point (a console script's), argv0 as its sys.argv[0],
 // and prepares a link named name to the running test binary as Program.
+// With preload, the zygote imports those modules instead, and each run
+// imports module: for one that reads the environment or sets logging up
+// as it is imported.
 // Main stops it after the tests.
-func StartZygote(module, function, argv0, name string) (*Zygote, error) {
+func StartZygote(module, function, argv0, name string, preload ...string) (*Zygote, error) {
 	dir, err := os.MkdirTemp("", "zygote")
 	if err != nil {
 		return nil, err
@@ -64,7 +67,7 @@ func StartZygote(module, function, argv0, name string) (*Zygote, error) {
 		return nil, err
 	}
 	z.Env = []string{zygoteVar + "=" + sock}
-	z.cmd = exec.Command("/usr/bin/python3", script, sock, module, function, argv0)
+	z.cmd = exec.Command("/usr/bin/python3", append([]string{script, sock, module, function, argv0}, preload...)...)
 	z.cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "HOME=" + dir}
 	z.cmd.Stderr = os.Stderr
 	// Gone with the test binary, should it die before Main stops it.

@@ -7,7 +7,10 @@
 # line {"args", "env", "cwd", "umask"}; the answer is "pid N" then "exit
 # N" or "signal N" when the run ends. One run at a time.
 #
-# argv: socket module function argv0
+# argv: socket module function argv0 [preload...]. With preload, the
+# zygote imports those modules and each run imports module itself: for a
+# module that reads the environment, or sets up logging, as it is
+# imported (os_apply_config.apply_config).
 import atexit
 import importlib
 import json
@@ -18,7 +21,10 @@ import threading
 import traceback
 
 path, module, function, argv0 = sys.argv[1:5]
-entry = getattr(importlib.import_module(module), function)
+preload = sys.argv[5:]
+for name in preload:
+    importlib.import_module(name)
+entry = None if preload else getattr(importlib.import_module(module), function)
 if threading.active_count() != 1:
     sys.exit('zygote: the imports started threads; a fork would lose them')
 
@@ -41,7 +47,8 @@ def run(req, fds):
     sys.argv[:] = [argv0] + req['args']
     # As the interpreter ends a script that calls sys.exit(entry()).
     try:
-        code = entry()
+        main = entry or getattr(importlib.import_module(module), function)
+        code = main()
     except SystemExit as e:
         code = e.code
     except BaseException:

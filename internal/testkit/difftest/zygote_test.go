@@ -3,6 +3,7 @@ package difftest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,13 @@ func TestZygoteRunsAsTheProgram(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no /usr/bin/python3")
 	}
-	z, err := StartZygote("json.tool", "main", "/usr/bin/json-tool", "json-tool")
+	for _, preload := range [][]string{nil, {"argparse", "json"}} {
+		t.Run(fmt.Sprintf("preload %v", preload), func(t *testing.T) { testZygote(t, preload) })
+	}
+}
+
+func testZygote(t *testing.T, preload []string) {
+	z, err := StartZygote("json.tool", "main", "/usr/bin/json-tool", "json-tool", preload...)
 	if err != nil {
 		t.Fatal(err)
 	}
