@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 // signal to the shim reaches it and kills the shim too. Python's
 // json.tool stands in for a reference program.
 func TestZygoteRunsAsTheProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Python; the suites that use a zygote do not run with -short either")
+	}
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no /usr/bin/python3")
 	}
