@@ -5,7 +5,7 @@
 # sees what another left. A client (zygote.go's shim) connects to the
 # socket and sends its stdin, stdout and stderr (SCM_RIGHTS) and a JSON
 # line {"args", "env", "cwd", "umask"}; the answer is "pid N" then "exit
-# N" or "signal N" when the run ends. One run at a time.
+# N" or "signal N" when the run ends.
 #
 # argv: socket module function argv0 [preload...]. With preload, the
 # zygote imports those modules and each run imports module itself: for a
@@ -72,8 +72,36 @@ def run(req, fds):
     os._exit(code & 0xff)
 
 
+def monitor(conn, req, fds):
+    # A child of the zygote: starts the run, a child of its own, and
+    # tells the client its pid, then how it ended.
+    srv.close()
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        run(req, fds)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(b'pid %d\n' % pid)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        conn.sendall(b'signal %d\n' % os.WTERMSIG(status))
+    else:
+        conn.sendall(b'exit %d\n' % os.WEXITSTATUS(status))
+    os._exit(0)
+
+
+# Runs may overlap (a daemon in the background): each is watched by a
+# child of its own, and the zygote keeps no thread, so that its forks
+# copy the whole of it.
 while True:
     conn, _ = srv.accept()
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
     with conn:
         data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
         while not data.endswith(b'\n'):
@@ -81,20 +109,8 @@ while True:
             if not more:
                 break
             data += more
-        if len(fds) != 3:
-            for fd in fds:
-                os.close(fd)
-            continue
-        req = json.loads(data)
-        pid = os.fork()
-        if pid == 0:
-            conn.close()
-            run(req, fds)
+        if len(fds) == 3:
+            if os.fork() == 0:
+                monitor(conn, json.loads(data), fds)
         for fd in fds:
             os.close(fd)
-        conn.sendall(b'pid %d\n' % pid)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            conn.sendall(b'signal %d\n' % os.WTERMSIG(status))
-        else:
-            conn.sendall(b'exit %d\n' % os.WEXITSTATUS(status))

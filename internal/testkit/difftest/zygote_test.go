@@ -20,7 +20,8 @@ func TestMain(m *testing.M) {
 
 // A run through the zygote is a run of the program: its stdin, stdout,
 // stderr, arguments, directory and exit status are the shim's, and a
-// signal to the shim reaches it and kills the shim too. Python's
+// signal to the shim reaches it and kills the shim too; runs may
+// overlap. Python's
 // json.tool stands in for a reference program.
 func TestZygoteRunsAsTheProgram(t *testing.T) {
 	if testing.Short() {
@@ -91,6 +92,10 @@ func testZygote(t *testing.T, preload []string) {
 			t.Fatal(err)
 		}
 		time.Sleep(300 * time.Millisecond) // the run started (a signal before is forwarded too, or kills the shim)
+		// Runs overlap: another ends while this one waits.
+		if stdout, stderr, err := run(`[]`); stdout != "[]\n" || err != nil {
+			t.Errorf("a run beside a waiting one: stdout %q, stderr %q, %v", stdout, stderr, err)
+		}
 		cmd.Process.Signal(syscall.SIGTERM)
 		err = cmd.Wait()
 		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
