@@ -153,7 +153,9 @@ e2e:
 image-test:
 	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -run 'TestImage' ./test/e2e/
 
-# The long mode of tools/torture (make test runs a quick one): the
+# The long mode of tools/torture (make test runs a quick one: a few
+# trials of each fault per case, spread over the run, about 90 s on two
+# idle cores; quickFaults in tools/torture/trial_test.go): the
 # programs SIGKILLed, and the power cut (tools/torture/lazyfs, a FUSE
 # filesystem that drops what was not synced), at random instants, then
 # run again: os-apply-config (bundled example, 1000-template corpus),

@@ -45,19 +45,59 @@ trap 'rm -rf "$out"' EXIT
 failed=()
 summary=()
 start=$SECONDS
+
+# One instrumented test binary per package (go test -c -fuzz), built
+# before its first target and run for each of them (-test.fuzz), as go
+# test -fuzz runs it: in the package's directory, with go's fuzz cache
+# (GOCACHE/fuzz/<import path>) as its corpus cache, which FUZZ_COMPARE
+# reads. A build per target cost more than the fuzzing in the quick mode
+# (17 packages, 27 targets: issue 33).
+fuzzcache="$("$GO" env GOCACHE)/fuzz"
+declare -A built=() imports=()
+# build dir log: sets bin to the package's binary and importpath, built
+# on the first call; bin is "" if it does not build (log says why).
+build() {
+  local dir=$1 log=$2 blog
+  bin="$out/bin/$(echo "$dir" | tr / _).test"
+  blog="$bin.log"
+  if [ -z "${built[$dir]:-}" ]; then
+    mkdir -p "$out/bin"
+    built[$dir]=none
+    if "$GO" test -c -fuzz . -o "$bin" "./$dir" >"$blog" 2>&1 </dev/null && [ -x "$bin" ] &&
+      imports[$dir]=$("$GO" list -f '{{.ImportPath}}' "./$dir" 2>>"$blog" </dev/null); then
+      built[$dir]=$bin
+    fi
+  fi
+  bin=${built[$dir]} importpath=${imports[$dir]:-}
+  if [ "$bin" = none ]; then
+    bin=
+    cp "$blog" "$log"
+  fi
+}
+# fuzz dir name log: one target for FUZZTIME, from the package's binary.
+fuzz() {
+  (cd "$1" && "$bin" -test.paniconexit0 -test.run '^$' -test.fuzz "^${2}\$" -test.fuzztime "$FUZZTIME" \
+    -test.fuzzminimizetime "$FUZZMINIMIZETIME" -test.fuzzcachedir "$fuzzcache/$importpath") >"$3" 2>&1 </dev/null
+}
+
 while read -r dir name; do
   [[ "$dir.$name" =~ $FUZZ_MATCH ]] || continue
   log="$out/$(echo "$dir.$name" | tr / _).log"
   t0=$SECONDS
-  "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "./$dir" >"$log" 2>&1
-  rc=$?
-  if [ $rc -ne 0 ] && deadline_race "$log"; then
+  build "$dir" "$log"
+  if [ -z "$bin" ]; then
+    rc=1
+  else
+    fuzz "$dir" "$name" "$log"
+    rc=$?
+  fi
+  if [ $rc -ne 0 ] && [ -n "$bin" ] && deadline_race "$log"; then
     # Go's fuzz coordinator can report the end of -fuzztime itself as a
     # failure (golang/go#75804, fixed in Go 1.27): a bare "context
     # deadline exceeded", no failing input written. Try once more; a
     # second failure of any kind counts.
     echo "fuzz: $dir $name: the end of -fuzztime reported as a failure (golang/go#75804); once more"
-    "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "./$dir" >"$log" 2>&1
+    fuzz "$dir" "$name" "$log"
     rc=$?
   fi
   # The last "execs: N" line is the total.

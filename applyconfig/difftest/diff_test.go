@@ -12,6 +12,7 @@ package difftest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +36,35 @@ func envOr(k, def string) string {
 	return def
 }
 
+// refZygote runs the reference: a fork per run of a process that has
+// imported what os_apply_config.apply_config imports (pbr's version
+// lookup, yaml, pystache: most of a run's time), the module itself
+// imported by each run, since it reads OS_CONFIG_FILES_PATH and
+// OS_CONFIG_APPLIER_TEMPLATES and sets its logging up as it is
+// imported (see difftest.Zygote). DIFFTEST_NO_ZYGOTE=1 runs refBin
+// itself, as does an OAC_REFERENCE other than the default.
+var refZygote *difftest.Zygote
+
 func TestMain(m *testing.M) {
-	difftest.Main(m, []string{"os-apply-config"}, func(dir string) { oursBin = filepath.Join(dir, "os-apply-config") })
+	difftest.ZygoteShim()
+	difftest.Main(m, []string{"os-apply-config"}, func(dir string) {
+		oursBin = filepath.Join(dir, "os-apply-config")
+		if dir == "" || os.Getenv("DIFFTEST_NO_ZYGOTE") == "1" || refBin != "/usr/bin/os-apply-config" {
+			return
+		}
+		if _, err := os.Stat(refBin); err != nil {
+			return // the test says so
+		}
+		var err error
+		refZygote, err = difftest.StartZygote("os_apply_config.apply_config", "main", refBin, "os-apply-config",
+			"argparse", "json", "logging", "subprocess", "tempfile", "pystache.context", "yaml",
+			"os_apply_config.collect_config", "os_apply_config.config_exception", "os_apply_config.oac_file",
+			"os_apply_config.renderers", "os_apply_config.value_types", "os_apply_config.version")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	})
 }
 
 var knownFlags = map[string]bool{"ignore-stderr": true}
@@ -72,7 +100,11 @@ func run(t *testing.T, c *difftest.Case, bin string) Outcome {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, c.Args...)
+	program := bin
+	if bin == refBin && refZygote != nil {
+		program, env = refZygote.Program, append(env, refZygote.Env...)
+	}
+	cmd := exec.CommandContext(ctx, program, c.Args...)
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

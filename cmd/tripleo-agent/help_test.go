@@ -80,6 +80,8 @@ func TestHelpAndVersionHaveNoSideEffects(t *testing.T) {
 	for _, name := range names {
 		for _, arg := range []string{"--help", "-h", "--version"} {
 			t.Run(name+arg, func(t *testing.T) {
+				// Each case waits on a process of its own: together.
+				t.Parallel()
 				root := t.TempDir()
 				cwd := t.TempDir()
 				env := []string{"PATH=" + filepath.Join(root, "bin"), "LANG=C.UTF-8"}

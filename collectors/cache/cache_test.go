@@ -79,18 +79,31 @@ func TestAgainstReferenceModule(t *testing.T) {
 		}
 		t.Skip("reference os_collect_config not installed")
 	}
+	// Every sequence through one run of the oracle, each in a cache
+	// directory of its own.
+	const sequences = 20
 	r := rand.New(rand.NewSource(1))
-	for seq := 0; seq < 20; seq++ {
-		ops := randomOps(r, 25)
+	var all []op
+	var refDirs []string
+	for range sequences {
+		refDirs = append(refDirs, filepath.Join(t.TempDir(), "cache"))
+		all = append(all, op{refDirs[len(refDirs)-1], randomOps(r, 25)})
+	}
+	input, _ := json.Marshal(all)
+	cmd := exec.Command(referencePython, "testdata/oracle.py")
+	cmd.Stdin = strings.NewReader(string(input))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("oracle: %v\n%s", err, out)
+	}
+	results := strings.SplitAfter(string(out), "--\n")
+	if len(results) != sequences+1 || results[sequences] != "" {
+		t.Fatalf("oracle: %d results for %d sequences:\n%s", len(results)-1, sequences, out)
+	}
+	for seq := range sequences {
+		ops, refDir := all[seq][1].([]op), refDirs[seq]
 		input, _ := json.Marshal(ops)
-		refDir := filepath.Join(t.TempDir(), "cache")
-		cmd := exec.Command(referencePython, "testdata/oracle.py", refDir)
-		cmd.Stdin = strings.NewReader(string(input))
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("oracle: %v\n%s", err, out)
-		}
-		want := strings.Split(strings.TrimSpace(string(out)), "\n")
+		want := strings.Split(strings.TrimSpace(strings.TrimSuffix(results[seq], "--\n")), "\n")
 
 		ourDir := filepath.Join(t.TempDir(), "cache")
 		c := &Cache{Dir: ourDir}

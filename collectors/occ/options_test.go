@@ -101,26 +101,43 @@ func TestAgainstOsloConfig(t *testing.T) {
 		}
 		t.Skip("reference os_collect_config not installed")
 	}
+	// Every scenario through one run of the oracle (the imports are most
+	// of its time), each command line parsed in a fork of its own.
+	type oracleCase struct {
+		Args []string `json:"args"`
+		Home string   `json:"home"`
+	}
+	var cases []oracleCase
 	for _, sc := range scenarios {
+		dir := t.TempDir()
+		for name, body := range sc.files {
+			p := filepath.Join(dir, name)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(body), 0o644)
+		}
+		args := make([]string, len(sc.args))
+		for i, a := range sc.args {
+			args[i] = strings.ReplaceAll(a, "$D", dir)
+		}
+		cases = append(cases, oracleCase{args, dir})
+	}
+	input, _ := json.Marshal(cases)
+	cmd := exec.Command("/usr/bin/python3", "testdata/oracle.py")
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "LANG=C.UTF-8"}
+	cmd.Stdin = strings.NewReader(string(input))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(scenarios) {
+		t.Fatalf("oracle: %d answers for %d scenarios:\n%s", len(lines), len(scenarios), out)
+	}
+	for i, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, body := range sc.files {
-				p := filepath.Join(dir, name)
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				os.WriteFile(p, []byte(body), 0o644)
-			}
-			args := make([]string, len(sc.args))
-			for i, a := range sc.args {
-				args[i] = strings.ReplaceAll(a, "$D", dir)
-			}
-			cmd := exec.Command("/usr/bin/python3", append([]string{"testdata/oracle.py"}, args...)...)
-			cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin", "LANG=C.UTF-8"}
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("oracle: %v\n%s", err, out)
-			}
+			args, dir, out := cases[i].Args, cases[i].Home, lines[i]
 			var want map[string]any
-			if err := json.Unmarshal(out, &want); err != nil {
+			if err := json.Unmarshal([]byte(out), &want); err != nil {
 				t.Fatalf("oracle output %s: %v", out, err)
 			}
 			env := config.Env{Root: dir + "/root", LookupEnv: func(k string) (string, bool) {

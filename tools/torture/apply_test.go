@@ -109,8 +109,8 @@ func withoutStaged(tree map[string]entry) map[string]entry {
 // each fresh and over an earlier render. After the fault every file is
 // its old or its new self (bytes, mode, owner), a run that had ended is
 // entirely there, and the next run leaves exactly the new tree.
-// TORTURE_CUTS and TORTURE_KILLS set the trials per case (quick: 13 for
-// the example, 12 for the corpus).
+// TORTURE_CUTS and TORTURE_KILLS set the trials per case (quick:
+// quickExample for the example, quickCorpusCuts for the corpus).
 func TestFaultApplyConfig(t *testing.T) {
 	cuts, kills := count(t, "TORTURE_CUTS", 0), count(t, "TORTURE_KILLS", 0)
 	agent := installed(t, "")
@@ -137,11 +137,11 @@ func TestFaultApplyConfig(t *testing.T) {
 		trials int
 		sc     *applyScenario
 	}{
-		{"example/fresh", 13, &applyScenario{templates: "/srv/example/templates", newMeta: exMeta("10-ec2.json", "20-heat_local.json", "30-deployments.json")}},
-		{"example/change", 13, &applyScenario{templates: "/srv/example/templates", oldMeta: exMeta("10-ec2.json", "20-heat_local.json"),
+		{"example/fresh", quickExample, &applyScenario{templates: "/srv/example/templates", newMeta: exMeta("10-ec2.json", "20-heat_local.json", "30-deployments.json")}},
+		{"example/change", quickExample, &applyScenario{templates: "/srv/example/templates", oldMeta: exMeta("10-ec2.json", "20-heat_local.json"),
 			newMeta: exMeta("10-ec2.json", "20-heat_local.json", "30-deployments.json")}},
-		{"corpus/fresh", 12, &applyScenario{templates: onNode("/srv/corpus", []string{templates})[0], newMeta: onNode("/srv/corpus", meta)}},
-		{"corpus/change", 12, &applyScenario{templates: onNode("/srv/corpus", []string{templates})[0], oldMeta: onNode("/srv/corpus", meta),
+		{"corpus/fresh", quickCorpusCuts, &applyScenario{templates: onNode("/srv/corpus", []string{templates})[0], newMeta: onNode("/srv/corpus", meta)}},
+		{"corpus/change", quickCorpusCuts, &applyScenario{templates: onNode("/srv/corpus", []string{templates})[0], oldMeta: onNode("/srv/corpus", meta),
 			newMeta: onNode("/srv/corpus", modified)}},
 	}
 	for _, c := range cases {

@@ -178,7 +178,7 @@ func (s *chainScenario) check(n *node) []string {
 // TestFaultChain kills the whole chain (every process at once), and cuts
 // the power, at random instants of a pass that brings three new
 // deployments, then runs the pass again. TORTURE_KILLS and TORTURE_CUTS
-// set the trials (quick: 25 each).
+// set the trials (quick: quickFaults each).
 func TestFaultChain(t *testing.T) {
 	faultTrials(t, "chain", newChainScenario, func(s *chainScenario) string {
 		return fmt.Sprintf("%d left a deployment in flight (signalled on the next run, none ran twice)", s.interrupted)

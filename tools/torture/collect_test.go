@@ -232,8 +232,8 @@ func oldOrNewCache(got, old, want map[string]entry) (problems []string, staged i
 
 // TestFaultCollect kills os-collect-config (with its command), and cuts
 // the power, at random instants of a four-collector pass, then runs the
-// pass again. TORTURE_KILLS and TORTURE_CUTS set the trials (quick: 25
-// each).
+// pass again. TORTURE_KILLS and TORTURE_CUTS set the trials (quick:
+// quickFaults each).
 func TestFaultCollect(t *testing.T) {
 	faultTrials(t, "os-collect-config", newCollectScenario, func(s *collectScenario) string {
 		return fmt.Sprintf("%d cache files; staged files left by the faults: %d", len(s.want), s.staged)

@@ -103,7 +103,7 @@ func (s *heatScenario) check(n *node) []string {
 // a run of ten script deployments, then runs it again. Every deployment
 // must have run at most once and been signalled; a run that had exited 0
 // keeps its state files after a cut. TORTURE_KILLS and TORTURE_CUTS set
-// the trials (quick: 25 each).
+// the trials (quick: quickFaults each).
 func TestFaultHeatConfig(t *testing.T) {
 	faultTrials(t, "55-heat-config", func(t *testing.T, n *node) *heatScenario { return newHeatScenario(t, n, 10) },
 		func(s *heatScenario) string {

@@ -10,8 +10,9 @@
 // and signalled, nothing staged left behind.
 //
 // TORTURE_KILLS and TORTURE_CUTS set the trials per case (defaults: the
-// quick mode of make test, some 300 kills and 125 cuts in all; make
-// torture runs 400 of each per case); TORTURE_OS_APPLY_CONFIG runs the
+// quick mode of make test, some 60 kills and 50 cuts in all, about 90 s
+// on two idle cores, see quickFaults; make torture runs 400 of each per
+// case); TORTURE_OS_APPLY_CONFIG runs the
 // kill trials of os-apply-config on another build. -short skips it all;
 // without FUSE or root the power cuts skip, unless REQUIRE_TORTURE=1.
 package torture
@@ -21,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,7 +154,7 @@ var stagedName = regexp.MustCompile(`^\.os-apply-config-[0-9]+-[a-z0-9_]{8}\.tmp
 // after the kill, anything else only a staged file, and after the second
 // run the tree must be exactly the new one.
 func TestKillApplyConfig(t *testing.T) {
-	n := count(t, "TORTURE_KILLS", 100)
+	n := count(t, "TORTURE_KILLS", quickCorpusKills)
 	oac := os.Getenv("TORTURE_OS_APPLY_CONFIG") // another build, to see the harness catch it
 	if oac == "" {
 		oac = build(t)
@@ -197,7 +197,7 @@ func TestKillApplyConfig(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				delay := time.Duration(rand.Int64N(int64(c.duration) * 6 / 5))
+				delay := faultAt(i, n, c.duration*6/5)
 				killAfter(t, render(oac, templates, out, c.meta), delay)
 				found, staged := oldOrNew(snapshot(t, out), before, c.want)
 				leftovers, problems = leftovers+staged, problems+len(found)

@@ -46,7 +46,7 @@ func weaken(t *testing.T, rel, snippet, replacement string) string {
 // bundled example's change within its trials; the real build passes the
 // same trials (TestFaultApplyConfig).
 func TestWeakenedBuildIsCaught(t *testing.T) {
-	trials := count(t, "TORTURE_WEAKENED_CUTS", 40)
+	trials := count(t, "TORTURE_WEAKENED_CUTS", quickWeakenedCuts)
 	overlay := weaken(t, "applyconfig/writer/parallel.go",
 		"\t\tif err := syncDirFS(dir); err != nil {\n\t\t\tremoveTemps(plan)",
 		"\t\tif err := error(nil); err != nil {\n\t\t\tremoveTemps(plan)")

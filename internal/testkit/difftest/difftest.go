@@ -242,6 +242,9 @@ func Main(m *testing.M, programs []string, use func(dir string)) {
 	use(dir)
 	code := m.Run()
 	os.RemoveAll(dir)
+	for _, z := range zygotes {
+		z.Close()
+	}
 	os.Exit(code)
 }
 
