@@ -141,9 +141,12 @@ systemd-test:
 # os-collect-config's collectors against a real Keystone, Heat, Swift and
 # Zaqar on 127.0.0.1 (test/e2e; root; installs Debian's packages if
 # missing, state in /var/tmp/tripleo-agent-e2e, stops what it started).
-# make test skips it unless E2E=1.
+# make test skips it unless E2E=1. The tests that count the lab's
+# requests run alone; the others side by side, E2E_PARALLEL at a time
+# (they wait on the services more than they compute).
+E2E_PARALLEL ?= 4
 e2e:
-	E2E=1 REQUIRE_E2E=1 $(HANDS_OFF) $(GO) test -count=1 -v -timeout 50m ./test/e2e/
+	E2E=1 REQUIRE_E2E=1 $(HANDS_OFF) $(GO) test -count=1 -v -timeout 50m -parallel $(E2E_PARALLEL) ./test/e2e/
 
 # The golden image alone (make e2e runs it too): make deb, a debootstrap
 # Debian 12 rootfs (cached with test/systemd's), the elements applied with
@@ -151,7 +154,7 @@ e2e:
 # undercloud; and the swap of a Python agent's node to the .deb. Its
 # -run matches TestImageRPM too: the node with the agent's RPM (make rpm).
 image-test:
-	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -run 'TestImage' ./test/e2e/
+	E2E=1 REQUIRE_E2E=1 $(GO) test -count=1 -v -timeout 40m -parallel $(E2E_PARALLEL) -run 'TestImage' ./test/e2e/
 
 # The long mode of tools/torture (make test runs a quick one: a few
 # trials of each fault per case, spread over the run, about 90 s on two

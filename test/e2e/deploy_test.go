@@ -42,21 +42,30 @@ const stackTimeout = 4 * time.Minute
 // whose script exits 3 with that status and the script's stderr in Heat.
 func TestDeploy(t *testing.T) {
 	needLab(t)
+	// Beside TestImage and TestImageRPM, after the tests that count the
+	// lab's requests (TestCollect, TestPush, TestFleet), which run alone.
+	t.Parallel()
 	in := install(t)
-	for _, p := range pairs {
-		t.Run(p.name, func(t *testing.T) {
-			d := &deploy{t: t, p: p, in: in, name: "e2e-deploy-" + p.name}
-			if !t.Run("create", d.create) {
-				return
-			}
-			if t.Run("update", d.update) {
-				t.Run("restart", d.restart)
-			}
-			d.agent.Stop(t)
-			t.Run("sigterm", d.sigterm)
-			t.Run("fail", d.fail)
-		})
-	}
+	// The pairs share nothing but the lab (each its own stacks, nodes
+	// and agents; Signals are read per stack), so they run side by side;
+	// the secrets scan waits for all of them.
+	t.Run("pairs", func(t *testing.T) {
+		for _, p := range pairs {
+			t.Run(p.name, func(t *testing.T) {
+				t.Parallel()
+				d := &deploy{t: t, p: p, in: in, name: "e2e-deploy-" + p.name}
+				if !t.Run("create", d.create) {
+					return
+				}
+				if t.Run("update", d.update) {
+					t.Run("restart", d.restart)
+				}
+				d.agent.Stop(t)
+				t.Run("sigterm", d.sigterm)
+				t.Run("fail", d.fail)
+			})
+		}
+	})
 	t.Run("secrets", labFileSecrets)
 }
 

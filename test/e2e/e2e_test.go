@@ -203,6 +203,7 @@ func TestCollect(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			for _, p := range programs {
 				t.Run(p.name, func(t *testing.T) {
+					t.Parallel()
 					if why, ok := p.pending[tr.transport]; ok {
 						t.Skip(why)
 					}
@@ -213,19 +214,35 @@ func TestCollect(t *testing.T) {
 	}
 }
 
+// quiet lets an idle pass count the lab's requests alone while the
+// other cases of TestCollect run side by side: what they do to the lab
+// (a stack created, updated or deleted, a pass) holds it shared
+// (busy), an idle pass holds it whole.
+var quiet sync.RWMutex
+
+// busy runs f as one of the cases' shared steps.
+func busy(f func()) {
+	quiet.RLock()
+	defer quiet.RUnlock()
+	f()
+}
+
 func testCollect(t *testing.T, p program, tr transport) {
 	ctx := context.Background()
 	occ := p.path(t)
 	name := fmt.Sprintf("e2e-%s-%s", tr.name, p.name)
 	t0 := time.Now()
-	st, err := lab.CreateStack(ctx, name, tr.transport, "NO_SIGNAL", "hello-1")
+	var st *Stack
+	var err error
+	busy(func() { st, err = lab.CreateStack(ctx, name, tr.transport, "NO_SIGNAL", "hello-1") })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("stack %s created in %s", name, time.Since(t0).Round(100*time.Millisecond))
 	t.Cleanup(func() {
 		if !t.Failed() {
-			if err := lab.DeleteStack(context.Background(), name); err != nil {
+			busy(func() { err = lab.DeleteStack(context.Background(), name) })
+			if err != nil {
 				t.Log(err)
 			}
 		}
@@ -241,15 +258,16 @@ func testCollect(t *testing.T, p program, tr transport) {
 	a := agent{t: t, argv0: occ, stack: st, tr: tr, dir: dir, noIdleAuth: p.noIdleAuth}
 	a.writeConf()
 
-	a.passUntil("hello-1")
+	busy(func() { a.passUntil("hello-1") })
 	a.idlePass(p.name)
 
 	t0 = time.Now()
-	if st, err = lab.UpdateStack(ctx, st, "hello-2"); err != nil {
+	busy(func() { st, err = lab.UpdateStack(ctx, st, "hello-2") })
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("stack %s updated in %s", name, time.Since(t0).Round(100*time.Millisecond))
-	a.passUntil("hello-2")
+	busy(func() { a.passUntil("hello-2") })
 }
 
 // agent is one program's os-collect-config with its own cache.
@@ -346,6 +364,8 @@ func (a *agent) passUntil(greeting string) {
 // passes that still pop one (and run the command) come first.
 func (a *agent) idlePass(program string) {
 	a.t.Helper()
+	quiet.Lock()
+	defer quiet.Unlock()
 	for i := 1; ; i++ {
 		before := a.runs()
 		m := lab.Mark()

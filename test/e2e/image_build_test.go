@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,12 +121,19 @@ func build(in Installed) (b built, err error) {
 		return root, nil
 	}
 	elements := filepath.Join(repoRoot(), "test", "e2e", "testdata", "elements")
-	if b.golden, err = apply(&b.goldenApply, "golden", []string{"DIB_TRIPLEO_AGENT_DEB=" + b.deb,
-		"ELEMENTS_PATH=" + filepath.Join(repoRoot(), "elements") + ":" + elements}, goldenElements...); err != nil {
-		return b, err
-	}
+	// The two images are copies of their own: built side by side (the
+	// Python one waits mostly on Debian's mirror).
+	var goldenErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.golden, goldenErr = apply(&b.goldenApply, "golden", []string{"DIB_TRIPLEO_AGENT_DEB=" + b.deb,
+			"ELEMENTS_PATH=" + filepath.Join(repoRoot(), "elements") + ":" + elements}, goldenElements...)
+	}()
 	b.python, err = apply(&b.pythonApply, "python", []string{"ELEMENTS_PATH=" + elements,
 		"DIB_HEAT_CONFIG_BINARY=" + filepath.Join(in.Dir, "usr", "bin", "tripleo-agent"), "DIB_TRIPLEO_REPO=" + repoRoot()},
 		"python-agent")
-	return b, err
+	wg.Wait()
+	return b, errors.Join(goldenErr, err)
 }

@@ -23,6 +23,7 @@ import (
 // stops it and keeps the node's state. Figures on IMAGE lines.
 func TestImageRPM(t *testing.T) {
 	needLab(t)
+	t.Parallel() // beside TestImage and TestDeploy (see TestImage)
 	if res, err := Run(context.Background(), time.Minute, Cmd{Argv: []string{labSh(), "check"}}); err != nil {
 		if os.Getenv("REQUIRE_E2E") == "1" {
 			t.Fatalf("no systemd-nspawn lab here: %s", res.Stderr)

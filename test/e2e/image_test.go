@@ -27,6 +27,10 @@ import (
 // Figures are logged on IMAGE lines.
 func TestImage(t *testing.T) {
 	needLab(t)
+	// Beside TestDeploy and TestImageRPM: each its own machines (on
+	// overlays of the image), stacks and nodes; nothing here counts the
+	// lab's requests.
+	t.Parallel()
 	if res, err := Run(context.Background(), time.Minute, Cmd{Argv: []string{labSh(), "check"}}); err != nil {
 		if os.Getenv("REQUIRE_E2E") == "1" {
 			t.Fatalf("no systemd-nspawn lab here: %s", res.Stderr)
@@ -40,9 +44,9 @@ func TestImage(t *testing.T) {
 	}
 	t.Logf("IMAGE build: package %.2f MB in %.1fs; debootstrap rootfs %s (%.1fs); golden image (copy + elements) %.1fs; python image %.1fs",
 		float64(b.debSize)/1e6, b.debBuild.Seconds(), base, b.base.Seconds(), b.goldenApply.Seconds(), b.pythonApply.Seconds())
-	t.Run("golden", func(t *testing.T) { golden(t, "image-golden", b.golden) })
-	t.Run("overcloud", func(t *testing.T) { overcloud(t, b.golden) })
-	t.Run("upgrade", func(t *testing.T) { upgrade(t, b) })
+	t.Run("golden", func(t *testing.T) { t.Parallel(); golden(t, "image-golden", b.golden) })
+	t.Run("overcloud", func(t *testing.T) { t.Parallel(); overcloud(t, b.golden) })
+	t.Run("upgrade", func(t *testing.T) { t.Parallel(); upgrade(t, b) })
 	// The same steps on an image built elsewhere, e.g. by a real
 	// diskimage-builder from the same elements (a directory: its root).
 	if root := os.Getenv("IMAGE_TEST_ROOTFS"); root != "" {
