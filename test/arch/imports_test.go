@@ -41,41 +41,32 @@ func readRules() ([]rule, error) {
 func parseRules(doc string) ([]rule, error) {
 	var rules []rule
 	seen := map[string]bool{}
-	in := false
-	for _, line := range strings.Split(doc, "\n") {
-		switch {
-		case strings.HasPrefix(line, "| package | may import, of ours |"):
-			in = true
-		case !in || strings.HasPrefix(line, "|---"):
-		case !strings.HasPrefix(line, "|"):
-			in = false
+	for _, cells := range tableRows(doc, "| package | may import, of ours |") {
+		line := strings.Join(cells, "|")
+		if len(cells) != 4 {
+			return nil, fmt.Errorf("a row without two cells: %q", line)
+		}
+		pkgs, err := patterns(cells[1])
+		if err != nil || len(pkgs) == 0 {
+			return nil, fmt.Errorf("a row naming no package: %q", line)
+		}
+		allowed, _, _ := strings.Cut(cells[2], "never ")
+		var may []string
+		switch strings.TrimSpace(allowed) {
+		case "anything":
+			may = []string{"..."}
+		case "nothing":
 		default:
-			cells := strings.Split(line, "|")
-			if len(cells) != 4 {
-				return nil, fmt.Errorf("a row without two cells: %q", line)
+			if may, err = patterns(allowed); err != nil || len(may) == 0 {
+				return nil, fmt.Errorf("a row whose imports it cannot read: %q", line)
 			}
-			pkgs, err := patterns(cells[1])
-			if err != nil || len(pkgs) == 0 {
-				return nil, fmt.Errorf("a row naming no package: %q", line)
+		}
+		for _, p := range pkgs {
+			if seen[p] {
+				return nil, fmt.Errorf("two rows for %s", p)
 			}
-			allowed, _, _ := strings.Cut(cells[2], "never ")
-			var may []string
-			switch strings.TrimSpace(allowed) {
-			case "anything":
-				may = []string{"..."}
-			case "nothing":
-			default:
-				if may, err = patterns(allowed); err != nil || len(may) == 0 {
-					return nil, fmt.Errorf("a row whose imports it cannot read: %q", line)
-				}
-			}
-			for _, p := range pkgs {
-				if seen[p] {
-					return nil, fmt.Errorf("two rows for %s", p)
-				}
-				seen[p] = true
-				rules = append(rules, rule{pkg: p, may: may})
-			}
+			seen[p] = true
+			rules = append(rules, rule{pkg: p, may: may})
 		}
 	}
 	if len(rules) == 0 {
@@ -173,4 +164,24 @@ func allows(r rule, dep string) bool {
 		}
 	}
 	return false
+}
+
+// tableRows returns the cells of each row of the Markdown table whose
+// header line starts with header (strings.Split of the row on "|"), the
+// separator line left out.
+func tableRows(doc, header string) [][]string {
+	var rows [][]string
+	in := false
+	for _, line := range strings.Split(doc, "\n") {
+		switch {
+		case strings.HasPrefix(line, header):
+			in = true
+		case !in || strings.HasPrefix(line, "|---"):
+		case !strings.HasPrefix(line, "|"):
+			in = false
+		default:
+			rows = append(rows, strings.Split(line, "|"))
+		}
+	}
+	return rows
 }

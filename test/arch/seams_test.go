@@ -34,26 +34,16 @@ func readSeams(t *testing.T) []seam {
 		t.Fatal(err)
 	}
 	var seams []seam
-	in := false
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "| standard package |"):
-			in = true
-		case !in || strings.HasPrefix(line, "|---"):
-		case !strings.HasPrefix(line, "|"):
-			in = false
-		default:
-			cells := strings.Split(line, "|")
-			if len(cells) < 4 {
-				t.Fatalf("%s: a seam row without two cells: %q", seamsDoc, line)
-			}
-			var owners []string
-			for _, m := range ticked.FindAllStringSubmatch(cells[2], -1) {
-				owners = append(owners, m[1])
-			}
-			for _, m := range ticked.FindAllStringSubmatch(cells[1], -1) {
-				seams = append(seams, seam{std: m[1], owners: owners})
-			}
+	for _, cells := range tableRows(string(data), "| standard package |") {
+		if len(cells) < 4 {
+			t.Fatalf("%s: a seam row without two cells: %q", seamsDoc, strings.Join(cells, "|"))
+		}
+		var owners []string
+		for _, m := range ticked.FindAllStringSubmatch(cells[2], -1) {
+			owners = append(owners, m[1])
+		}
+		for _, m := range ticked.FindAllStringSubmatch(cells[1], -1) {
+			seams = append(seams, seam{std: m[1], owners: owners})
 		}
 	}
 	if len(seams) < 2 {
