@@ -89,13 +89,15 @@ deps:
 # installed (.ci/run installs it) and are skipped without it unless
 # REQUIRE_REFERENCE=1 (30 minutes a package: test/release builds two
 # releases, six cross builds, from cold caches on a fresh machine). Last,
-# every fuzz target for a few seconds.
+# every fuzz target for a few seconds. Each step prints its time and
+# CPU use after it (scripts/timed.sh).
+TIMED := bash scripts/timed.sh
 test: build
-	$(GO) build $(PKGS)
-	$(GO) vet $(PKGS)
-	$(HANDS_OFF) $(GO) test -count=1 -race -short $(PKGS)
-	$(HANDS_OFF) $(GO) test -count=1 -timeout 30m $(PKGS)
-	FUZZTIME=$(FUZZTIME_QUICK) GO="$(GO)" $(HANDS_OFF) bash scripts/fuzz.sh
+	$(TIMED) build $(GO) build $(PKGS)
+	$(TIMED) vet $(GO) vet $(PKGS)
+	$(TIMED) race-short $(HANDS_OFF) $(GO) test -count=1 -race -short $(PKGS)
+	$(TIMED) full $(HANDS_OFF) $(GO) test -count=1 -timeout 30m $(PKGS)
+	FUZZTIME=$(FUZZTIME_QUICK) GO="$(GO)" $(TIMED) fuzz-quick $(HANDS_OFF) bash scripts/fuzz.sh
 
 # Every fuzz target (go test -fuzz) for FUZZTIME each, then everything
 # the fuzzers kept compared with the Python reference; the executions

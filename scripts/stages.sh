@@ -9,14 +9,7 @@ set -uo pipefail
 tool=$1
 shift
 
-# cpu_ticks prints the busy and the total ticks of all CPUs so far.
-cpu_ticks() {
-	local _ user nice system idle iowait rest
-	read -r _ user nice system idle iowait rest </proc/stat 2>/dev/null || { echo "0 0"; return; }
-	local total=$((user + nice + system + idle + iowait))
-	for v in $rest; do total=$((total + v)); done
-	echo "$((total - idle - iowait)) $total"
-}
+. "$(dirname "$0")/timed.sh"
 
 times=()
 start=$SECONDS
@@ -31,9 +24,7 @@ for goal in "$@"; do
 	read -r busy0 total0 < <(cpu_ticks)
 	status=
 	"$tool" "$goal" || status=" FAILED"
-	read -r busy1 total1 < <(cpu_ticks)
-	pct=0
-	[ "$total1" -gt "$total0" ] && pct=$(((busy1 - busy0) * 100 / (total1 - total0)))
+	pct=$(busy_since "$busy0" "$total0")
 	times+=("$(printf '%-12s %5d s  CPU %3d%%%s' "$goal" $((SECONDS - t0)) "$pct" "$status")")
 	[ -z "$status" ] || exit 1
 done
