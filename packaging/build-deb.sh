@@ -42,7 +42,7 @@ stage=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-agent-deb.XXXXXX")
 build=$(mktemp -d "${TMPDIR:-/tmp}/tripleo-agent-debbin.XXXXXX")
 trap 'rm -rf "$stage" "$build"' EXIT
 chmod 0755 "$stage"
-stage_tree "$stage" "$build"
+stage_tree "$stage" "${STAGE_BIN:-$build}"
 
 # Debian 12 still ships units under /lib/systemd/system (/usr-merge moratorium).
 install -d "$stage/lib/systemd/system"

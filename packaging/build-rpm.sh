@@ -52,7 +52,7 @@ trap 'rm -rf "$work"' EXIT
 stage=$work/stage
 build=$work/bin
 install -d -m 0755 "$stage"
-stage_tree "$stage" "$build"
+stage_tree "$stage" "${STAGE_BIN:-$build}"
 
 grep -qx 'ExecStart=/usr/bin/os-collect-config' "$stage/usr/lib/systemd/system/os-collect-config.service" ||
 	die "the unit's ExecStart is not /usr/bin/os-collect-config"

@@ -56,11 +56,13 @@ publish() { mv -f "$1" "$OUT/$2"; }
 artefacts=()
 for goarch in $ARCHES; do
 	echo "release: $goarch" >&2
-	deb=$(GOARCH=$goarch DEB_OUT="$work/out" MAKE="$MAKE" GO="$GO" bash "$here/build-deb.sh")
+	# One build directory for the architecture's three stagings (stage.sh).
+	bin=$work/bin-$goarch
+	deb=$(GOARCH=$goarch STAGE_BIN="$bin" DEB_OUT="$work/out" MAKE="$MAKE" GO="$GO" bash "$here/build-deb.sh")
 	publish "$deb" "${deb##*/}"
 	artefacts+=("${deb##*/}")
 
-	rpm=$(GOARCH=$goarch RPM_OUT="$work/out" MAKE="$MAKE" GO="$GO" bash "$here/build-rpm.sh")
+	rpm=$(GOARCH=$goarch STAGE_BIN="$bin" RPM_OUT="$work/out" MAKE="$MAKE" GO="$GO" bash "$here/build-rpm.sh")
 	publish "$rpm" "${rpm##*/}"
 	artefacts+=("${rpm##*/}")
 
@@ -69,7 +71,7 @@ for goarch in $ARCHES; do
 	name=tripleo-agent-$upstream-linux-$goarch
 	stage=$work/tar-$goarch
 	mkdir -p "$stage"
-	GOARCH=$goarch stage_tree "$stage/$name" "$work/bin-$goarch"
+	GOARCH=$goarch stage_tree "$stage/$name" "$bin"
 	# Modes whatever the umask and the checkout's: directories and
 	# executables 0755, other files 0644 (links are 0777 on Linux).
 	find "$stage" -type d -exec chmod 0755 {} +

@@ -18,7 +18,11 @@ package_arch() {
 # stage_tree STAGE BIN lays out make install PREFIX=/usr STRIP=1 (-s -w,
 # as dh_strip leaves a binary) for GOARCH under STAGE, building in BIN (a
 # directory of its own, not the checkout's bin/, which tests running at
-# the same time may be executing); a native build must run.
+# the same time may be executing); a native build must run. build-deb.sh
+# and build-rpm.sh pass STAGE_BIN as BIN when it is set: release.sh gives
+# the .deb, the .rpm and the tarball of an architecture one, so that the
+# go build of the second and third finds its binary up to date and does
+# not link it again (the same bytes: the build is reproducible).
 stage_tree() {
 	"${MAKE:-make}" -s --no-print-directory -C "$top" install GOARCH="$GOARCH" \
 		DESTDIR="$1" PREFIX=/usr BIN="$2" STRIP=1 >&2
