@@ -258,6 +258,7 @@ func sameState(t *testing.T, root, when string, s map[string]string) {
 // enablement; the erase disables and stops the unit and keeps the
 // node's state and configuration.
 func TestInstallUpgradeErase(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	up, _, _ := strings.Cut(debVersion(t), "-")
 	later := pkg(t, up+"-2")
@@ -451,6 +452,7 @@ func movedTo(path string) string {
 // there byte for byte, and come back on erase; its other files are
 // untouched; the unit the image enabled stays enabled.
 func TestWayBack(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	root := newRoot(t, true)
 	image := placePythonImage(t, root)
@@ -503,6 +505,7 @@ func TestWayBack(t *testing.T) {
 
 // A moved name already taken stops the install before anything moves.
 func TestMovedNameTaken(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	root := newRoot(t, true)
 	image := placePythonImage(t, root)
@@ -610,6 +613,7 @@ const rdoConfTemplate = "[DEFAULT]\n{{^os-collect-config.command}}\ncommand = os
 // configuration stays (no longer owned), the node's state is kept, and
 // what needed RDO's packages is satisfied by this one.
 func TestSwapFromRDO(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	root := newRoot(t, true)
 	dir := filepath.Join(t.TempDir(), "rdo")
@@ -683,6 +687,7 @@ func TestSwapFromRDO(t *testing.T) {
 // dnf installs the package from a createrepo_c repository that holds it
 // and the base package, resolving the dependencies from the metadata.
 func TestDnfRepository(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	needTool(t, "createrepo_c", "apt-get install createrepo-c")
 	needTool(t, "dnf", "apt-get install dnf")
@@ -724,6 +729,7 @@ const readmeInstall = "sudo dnf install ./dist/tripleo-agent-*.x86_64.rpm"
 // ./tripleo-agent-*.rpm swaps them out in one transaction, keeping the
 // operator's configuration and the unit's enablement.
 func TestDnfSwap(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	needTool(t, "dnf", "apt-get install dnf")
 	root := newRoot(t, true)

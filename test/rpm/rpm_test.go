@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,11 +78,15 @@ func runErr(timeout time.Duration, name string, args ...string) (string, error) 
 	return string(out), err
 }
 
-// built maps a make invocation to the package it printed, or the error.
-var built = map[string]struct {
+// built maps a make invocation to a *builtPkg: the tests run in
+// parallel, and the first to ask builds while the others wait.
+var built sync.Map
+
+type builtPkg struct {
+	once sync.Once
 	path string
 	err  error
-}{}
+}
 
 // makePkg runs make TARGET with vars (NAME=value) once per target and
 // set of vars, into a directory of its own, and returns the path make
@@ -92,10 +97,14 @@ func makePkg(t *testing.T, target string, vars ...string) string {
 		t.Skip("builds the package with make " + target)
 	}
 	needTool(t, "rpmbuild", "apt-get install rpm")
-	key := target + "\x00" + strings.Join(vars, "\x00")
-	b, ok := built[key]
-	if !ok {
-		out := filepath.Join(work, fmt.Sprintf("out%d", len(built)))
+	v, _ := built.LoadOrStore(target+"\x00"+strings.Join(vars, "\x00"), &builtPkg{})
+	b := v.(*builtPkg)
+	b.once.Do(func() {
+		out, err := os.MkdirTemp(work, "out")
+		if err != nil {
+			b.err = err
+			return
+		}
 		outVar := map[string]string{"rpm": "RPM_OUT=", "deb": "DEB_OUT="}[target] + out
 		args := append([]string{"-s", "-C", "../..", target, outVar}, vars...)
 		res, err := runMake(args)
@@ -108,8 +117,7 @@ func makePkg(t *testing.T, target string, vars ...string) string {
 				b.err = fmt.Errorf("make %s printed %q, not a package in %s: %v", target, b.path, out, err)
 			}
 		}
-		built[key] = b
-	}
+	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
@@ -171,6 +179,7 @@ func debVersion(t *testing.T) string {
 // version.sh's two parts, and its header carries no trace of the build
 // machine.
 func TestHeader(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	v := debVersion(t)
 	up, rel, _ := strings.Cut(v, "-")
@@ -215,6 +224,7 @@ func defaultMaintainer(t *testing.T) string {
 // GOARCH picks the architecture: the RPM names, rpmbuild --target, and
 // a binary of that machine.
 func TestArchitectures(t *testing.T) {
+	t.Parallel()
 	for goarch, arch := range map[string]string{"arm64": "aarch64", "ppc64le": "ppc64le"} {
 		rpm := makePkg(t, "rpm", "GOARCH="+goarch)
 		if got := query(t, rpm, "%{ARCH}"); got != arch || !strings.HasSuffix(rpm, "."+arch+".rpm") {
@@ -400,6 +410,7 @@ func under(m map[string]entry, prefixes ...string) map[string]entry {
 // /usr/lib/systemd/system, and the docs, license, manual pages and
 // completion are laid out as Fedora's guidelines say.
 func TestContents(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	needTool(t, "dpkg-deb", "apt-get install dpkg")
 	deb := makePkg(t, "deb")
@@ -466,6 +477,7 @@ func keys(m map[string]entry) []string {
 // rpmlint with the package's rpmlintrc reports no error, and every
 // warning it leaves is one packaging/README.md names.
 func TestRpmlint(t *testing.T) {
+	t.Parallel()
 	rpm := pkg(t, "")
 	needTool(t, "rpmlint", "apt-get install rpmlint")
 	out, _ := runErr(2*time.Minute, "rpmlint", "-r", "../../packaging/rpm/tripleo-agent.rpmlintrc", rpm)
@@ -502,6 +514,7 @@ func TestRpmlint(t *testing.T) {
 // Two builds, into different directories (of make and of rpmbuild) and
 // at different times, give the same bytes.
 func TestReproducible(t *testing.T) {
+	t.Parallel()
 	a := pkg(t, "")
 	time.Sleep(1100 * time.Millisecond) // another second on the clock
 	out := filepath.Join(work, "again")
