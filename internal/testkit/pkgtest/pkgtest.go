@@ -1,7 +1,9 @@
 // Package pkgtest is what the package tests (test/deb, test/rpm,
 // test/elements) share: skipping for a missing tool unless their
-// REQUIRE_* variable asks to fail instead, and a file's state as a
-// byte-for-byte comparison of an image's files sees it.
+// REQUIRE_* variable asks to fail instead, a file's state as a
+// byte-for-byte comparison of an image's files sees it, and what apt-get
+// fetched and installed in a copy of the cached Debian rootfs, kept
+// beside it (AptCache).
 package pkgtest
 
 import (
