@@ -136,6 +136,7 @@ func status(t *testing.T, root, pkg string) string {
 // purge stops and disables it, keeping heat-config's and os-collect-config's
 // state.
 func TestChrootInstall(t *testing.T) {
+	t.Parallel()
 	deb := pkg(t, "")
 	v := field(t, deb, "Version")
 	next := pkg(t, v+"+1")

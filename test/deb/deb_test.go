@@ -9,8 +9,11 @@
 //
 // Skipped under -short, and when dpkg-deb (or, for the parts that need
 // them, lintian, root or the cached rootfs) is missing; REQUIRE_DEB=1
-// turns every such skip into a failure. TestWayBack fetches Debian's
-// Python packages into its root with apt-get (the network).
+// turns every such skip into a failure. TestWayBack's node runs Debian's
+// Python packages, which apt-get installs from the network (or the .debs
+// and lists fetched last, pkgtest.AptCache) into a copy of the rootfs
+// kept beside it for a day (pythonnode_test.go); its way back installs
+// them again with apt-get.
 package deb
 
 import (
@@ -23,6 +26,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,11 +112,15 @@ func run(t *testing.T, timeout time.Duration, name string, args ...string) strin
 	return string(out)
 }
 
-// built maps make deb's variables to the .deb or the error.
-var built = map[string]struct {
+// built maps make deb's variables to a *builtDeb: the tests run in
+// parallel, and the first to ask builds while the others wait.
+var built sync.Map
+
+type builtDeb struct {
+	once sync.Once
 	path string
 	err  error
-}{}
+}
 
 // pkg builds the package once per version (empty: make deb's default)
 // with make deb into the scratch directory and returns its path.
@@ -131,10 +139,14 @@ func makeDeb(t *testing.T, vars ...string) string {
 		t.Skip("builds the package with make deb")
 	}
 	needTool(t, "dpkg-deb", "apt-get install dpkg")
-	key := strings.Join(vars, "\x00")
-	b, ok := built[key]
-	if !ok {
-		out := filepath.Join(work, fmt.Sprintf("out%d", len(built)))
+	v, _ := built.LoadOrStore(strings.Join(vars, "\x00"), &builtDeb{})
+	b := v.(*builtDeb)
+	b.once.Do(func() {
+		out, err := os.MkdirTemp(work, "out")
+		if err != nil {
+			b.err = err
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		args := append([]string{"-s", "-C", "../..", "deb", "DEB_OUT=" + out}, vars...)
@@ -148,8 +160,7 @@ func makeDeb(t *testing.T, vars ...string) string {
 				b.err = fmt.Errorf("make deb printed %q, not a package in %s: %v", b.path, out, err)
 			}
 		}
-		built[key] = b
-	}
+	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
@@ -419,6 +430,7 @@ func TestMaintainerScripts(t *testing.T) {
 }
 
 func TestLintian(t *testing.T) {
+	t.Parallel()
 	deb := pkg(t, "")
 	needTool(t, "lintian", "apt-get install lintian")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -451,6 +463,7 @@ func TestLintian(t *testing.T) {
 // signature; a value that is not "Name <address>" stops the build with
 // one line naming the variable.
 func TestMaintainer(t *testing.T) {
+	t.Parallel()
 	const m = "Jane O'Brien <jane@example.org>"
 	deb := makeDeb(t, "MAINTAINER="+m)
 	if got := field(t, deb, "Maintainer"); got != m {

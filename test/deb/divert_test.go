@@ -190,6 +190,13 @@ func noneLeft(t *testing.T, root, when string, paths []string) {
 // built: no systemd), with a policy-rc.d that refuses every action.
 func newImageRoot(t *testing.T) string {
 	t.Helper()
+	return imageRootFrom(t, imageRootfs(t))
+}
+
+// imageRootfs is the cached Debian 12 rootfs, built under REQUIRE_DEB=1
+// when missing; the test skips where it cannot use it.
+func imageRootfs(t *testing.T) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		skip(t, "chroot needs root")
 	}
@@ -203,6 +210,12 @@ func newImageRoot(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(src, "var/lib/dpkg/status")); err != nil {
 		skip(t, "no cached Debian rootfs at %s (test/systemd/lab.sh rootfs builds it): %v", src, err)
 	}
+	return src
+}
+
+// imageRootFrom is newImageRoot's copy of src.
+func imageRootFrom(t *testing.T, src string) string {
+	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	run(t, 2*time.Minute, "cp", "-a", "--reflink=auto", src+"/.", root+"/")
 	if _, err := os.Stat(filepath.Join(root, "run/systemd/system")); err == nil {
@@ -268,14 +281,12 @@ const readmeInstall = "sudo apt-get install ./dist/tripleo-agent_*_amd64.deb"
 // files come back byte for byte, Debian's packages are installed again,
 // and the node renders what the package rendered and deploys again.
 func TestWayBack(t *testing.T) {
+	t.Parallel()
 	deb := pkg(t, "")
 	v := field(t, deb, "Version")
 	next := pkg(t, v+"+1")
 	paths := diverted(t, deb)
-	root := newImageRoot(t)
-
-	apt(t, root, "update")
-	apt(t, root, append([]string{"install"}, pythonPackages...)...)
+	root := newPythonNode(t)
 	image := placePythonImage(t, root)
 	write(t, filepath.Join(root, "etc/os-collect-config.conf"), handConf, 0o600)
 	wayBackRound(t, root, "Python, before", 1)
@@ -393,6 +404,7 @@ func repackUndiverted(t *testing.T, deb, version string) string {
 // image's), and the purge then leaves no file of the package behind
 // under either name.
 func TestUpgradeFromUndivertedBuild(t *testing.T) {
+	t.Parallel()
 	deb := pkg(t, "")
 	v := field(t, deb, "Version")
 	next := pkg(t, v+"+1")
@@ -451,6 +463,7 @@ func TestUpgradeFromUndivertedBuild(t *testing.T) {
 // package owns one of the package's files, so dpkg stops the unpack)
 // gives the image's files back.
 func TestAbortedInstall(t *testing.T) {
+	t.Parallel()
 	deb := pkg(t, "")
 	paths := diverted(t, deb)
 	root := newImageRoot(t)

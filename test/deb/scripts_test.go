@@ -139,6 +139,7 @@ func runScript(t *testing.T, script string, owned, diverted, present []string, a
 // Which diversions the preinst adds, and which an aborted upgrade's
 // postrm removes, for each state the build being upgraded may leave.
 func TestDiversionScripts(t *testing.T) {
+	t.Parallel()
 	deb := pkg(t, "")
 	dir := scriptsOf(t, deb)
 	list := divertList(t, filepath.Join(dir, "preinst"))
