@@ -269,6 +269,7 @@ func afterBuild(t *testing.T, root string) {
 // Debian names: package-installs.yaml's first in install.d, the script's
 // own (install-packages -m) after, the removal last.
 func TestElementsOnDebian(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t)
 	deb := makePackage(t, "deb")
 	localAptRepo(t, root, "agent-test-tool-deb", "agent-test-other-deb", "agent-test-gone-deb",

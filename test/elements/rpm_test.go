@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tripleo-go/agent/internal/testkit/pkgtest"
 	"github.com/tripleo-go/agent/internal/testkit/rpmbase"
 )
 
@@ -40,26 +41,35 @@ func baseRPM(t *testing.T) string {
 }
 
 // rpmRoot is a copy of the Debian rootfs made an rpm image: Debian's rpm
-// and dnf installed in it from Debian's mirror (the network, once per
-// test binary), its rpm database where an rpm distribution keeps it
-// (/var/lib/rpm, not Debian's ~/.rpmdb), initialised, with the base
-// package in it. Without withDNF, dnf is taken out of the copy: an image
-// with rpm alone.
+// and dnf installed in it with apt-get (from Debian's mirror, or the
+// .debs and lists fetched last; the installed tree is kept beside the
+// rootfs for a day: pkgtest.AptCache), its rpm database where an rpm
+// distribution keeps it (/var/lib/rpm, not Debian's ~/.rpmdb),
+// initialised, with the base package in it. Without withDNF, dnf is
+// taken out of the copy: an image with rpm alone.
 func rpmRoot(t *testing.T, withDNF bool) string {
 	t.Helper()
 	src := debianRootfs(t)
 	base := baseRPM(t)
 	template := once(t, "rpm-rootfs", func() (string, error) {
+		// rpm and dnf as apt-get installed them in a copy of the rootfs,
+		// kept beside it for a day (pkgtest.AptCache.Node).
+		cache := pkgtest.NewAptCache(t, filepath.Dir(src), src, src, "rpm-dnf")
+		node := cache.Node(t, func() string {
+			root := copyRoot(t, src)
+			write(t, filepath.Join(root, "usr/sbin/policy-rc.d"), "#!/bin/sh\nexit 101\n", 0o755)
+			return root
+		}, func(root string) func(args ...string) (string, error) {
+			return func(args ...string) (string, error) {
+				return chroot(t, root, append([]string{"apt-get", "-q", "-y", "--no-install-recommends"}, args...)...)
+			}
+		}, "rpm", "dnf")
 		root := filepath.Join(scratch, "rpm-rootfs")
-		if out, err := runErr(5*time.Minute, nil, "cp", "-a", "--reflink=auto", src+"/.", root+"/"); err != nil {
-			return "", fmt.Errorf("copying the rootfs: %v\n%s", err, out)
+		if out, err := runErr(5*time.Minute, nil, "cp", "-a", "--reflink=auto", node+"/.", root+"/"); err != nil {
+			return "", fmt.Errorf("copying %s: %v\n%s", node, err, out)
 		}
-		if err := os.WriteFile(filepath.Join(root, "usr/sbin/policy-rc.d"), []byte("#!/bin/sh\nexit 101\n"), 0o755); err != nil {
-			return "", err
-		}
-		if out, err := chroot(t, root, "sh", "-c", "apt-get -q update && apt-get -q -y --no-install-recommends install rpm dnf"+
-			" && apt-get clean && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d"); err != nil {
-			return "", fmt.Errorf("apt-get install rpm dnf in the root: %v\n%s", err, out)
+		if out, err := chroot(t, root, "sh", "-c", "apt-get clean && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d"); err != nil {
+			return "", fmt.Errorf("apt-get clean in the root: %v\n%s", err, out)
 		}
 		if err := os.MkdirAll(filepath.Join(root, "etc/rpm"), 0o755); err != nil {
 			return "", err
@@ -113,6 +123,7 @@ func rpmQuery(t *testing.T, root, pkg string) string {
 // the .rpm make rpm builds with rpm -Uvh, its scriptlets running, and no
 // --nodeps; dpkg knows nothing of it.
 func TestElementsOnRPMImage(t *testing.T) {
+	t.Parallel()
 	rpmFile := makePackage(t, "rpm")
 	root := rpmRoot(t, false)
 	// Both set, as a build for every family would: the image takes its kind.
@@ -146,6 +157,7 @@ func TestElementsOnRPMImage(t *testing.T) {
 // createrepo_c) under their redhat names: package-installs' install and
 // removal, and the script's install-packages -m.
 func TestElementsOnRPMImageWithDNF(t *testing.T) {
+	t.Parallel()
 	needTool(t, "createrepo_c", "apt-get install createrepo-c")
 	rpmFile := makePackage(t, "rpm")
 	root := rpmRoot(t, true)
