@@ -53,6 +53,14 @@ func TestFleetSeesEveryChange(t *testing.T) {
 		t.Fatalf("not every agent ran version %d: %v", v, f.Runs())
 	}
 	waitFor(0)
+	// and has polled once with nothing new (a conditional GET) before
+	// the change: on a busy machine the change could otherwise come
+	// before any agent's next poll, and no 304 would be seen
+	for deadline := time.Now().Add(30 * time.Second); e.Stats().Kinds["GET 304"] == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no conditional GET in 30 s: %v", e.Stats().Kinds)
+		}
+	}
 	e.Change()
 	waitFor(1)
 	if err := f.Stop(); err != nil {
