@@ -109,7 +109,9 @@ func run(m *testing.M) int {
 		}
 		fmt.Fprintf(os.Stderr, "e2e: lab up in %s\n", time.Since(t0).Round(time.Second))
 	}
+	waitPrebuild := prebuild()
 	code := m.Run()
+	waitPrebuild()
 	fmt.Fprintf(os.Stderr, "e2e: secret scan: %s\n", labSecrets.Summary())
 	if len(idleLog) > 0 {
 		sort.Strings(idleLog)
@@ -201,6 +203,7 @@ func TestCollect(t *testing.T) {
 	needLab(t)
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel() // so that every transport's cases run side by side, not one transport at a time
 			for _, p := range programs {
 				t.Run(p.name, func(t *testing.T) {
 					t.Parallel()

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,11 +57,40 @@ var (
 // (testdata/elements/python-agent).
 func buildImages(t *testing.T) built {
 	t.Helper()
-	imageOnce.Do(func() { images, imageErr = build(install(t)) })
-	if imageErr != nil {
-		t.Fatal(imageErr)
+	if err := buildImagesOnce(); err != nil {
+		t.Fatal(err)
 	}
 	return images
+}
+
+// buildImagesOnce builds the images once per test run, for the first
+// test that needs them or ahead of it (prebuild).
+func buildImagesOnce() error {
+	imageOnce.Do(func() {
+		in, err := installOnly()
+		if err != nil {
+			imageErr = err
+			return
+		}
+		images, imageErr = build(in)
+	})
+	return imageErr
+}
+
+// prebuild builds the golden, Python and RPM images while the first
+// tests run, which count the lab's requests alone and mostly wait on
+// it: the images need only the checkout and the rootfs cache, not the
+// lab. It runs when the whole suite does (no -run), and wait returns
+// once it is done, so that nothing of it outlives the tests.
+func prebuild() (wait func()) {
+	if f := flag.Lookup("test.run"); f == nil || f.Value.String() != "" {
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); buildImagesOnce() }()
+	go func() { defer wg.Done(); buildRPMImageOnce() }()
+	return wg.Wait
 }
 
 func build(in Installed) (b built, err error) {

@@ -41,11 +41,17 @@ var (
 
 func buildRPMImage(t *testing.T) rpmImage {
 	t.Helper()
-	rpmImageOnce.Do(func() { rpmImg, rpmImageErr = buildRPM() })
-	if rpmImageErr != nil {
-		t.Fatal(rpmImageErr)
+	if err := buildRPMImageOnce(); err != nil {
+		t.Fatal(err)
 	}
 	return rpmImg
+}
+
+// buildRPMImageOnce builds the RPM image once per test run (see
+// prebuild).
+func buildRPMImageOnce() error {
+	rpmImageOnce.Do(func() { rpmImg, rpmImageErr = buildRPM() })
+	return rpmImageErr
 }
 
 // buildRPM builds two packages (make rpm: the checkout's version, and the

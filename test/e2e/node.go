@@ -43,6 +43,16 @@ var (
 // run. BIN keeps the build out of the checkout's bin/, which others use.
 func install(t *testing.T) Installed {
 	t.Helper()
+	in, err := installOnly()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// installOnly is install without a test, for the images built ahead
+// (prebuild).
+func installOnly() (Installed, error) {
 	installOnce.Do(func() {
 		_, file, _, _ := runtime.Caller(0)
 		root := filepath.Join(filepath.Dir(file), "..", "..")
@@ -68,10 +78,7 @@ func install(t *testing.T) Installed {
 		}
 		installed = Installed{Dir: dest}
 	})
-	if installErr != nil {
-		t.Fatal(installErr)
-	}
-	return installed
+	return installed, installErr
 }
 
 // Environ points the programs into the tree (they find each other, their
