@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -35,9 +36,12 @@ type benchCase struct {
 	// floor, set once round 0 has verified the outputs, is timed after the
 	// two programs in each round (see floor.go).
 	floor floor
-	// bound, set with floor for the fresh case, says the bound is timed
-	// after it (see bound.go and boundworker.go).
+	// bound, set with floor, says the bound is timed after it (see
+	// bound.go, steadybound.go and boundworker.go).
 	bound bool
+	// boundChanged is how many outputs the steady bound changes, as
+	// checked once: each timed run must change as many.
+	boundChanged int
 }
 
 // bench holds what every case needs.
@@ -170,8 +174,12 @@ func (b *bench) timeFloor(c benchCase) (time.Duration, error) {
 }
 
 // timeBound times c's bound in a new empty directory, then its parts,
-// alone, in another, each in a worker process.
+// alone, in another, each in a worker process; or, for the steady case,
+// the steady bound.
 func (b *bench) timeBound(c benchCase, res *caseResult) error {
+	if c.name == "steady" {
+		return b.timeSteadyBound(c, res)
+	}
 	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
 	for _, mode := range []string{"bound", "parts"} {
 		if err := resetDir(dir); err != nil {
@@ -212,6 +220,105 @@ func (b *bench) checkBound(c *benchCase, oursTree map[string]entry) error {
 	}
 	fmt.Fprintf(b.stdout, "%s: bound wrote the same %d files, paths and modes as ours; %d bodies differ (Go's value formatting)\n",
 		c.name, files, bodies)
+	return nil
+}
+
+// prepareSteadyBound fills dir as prepareRendered fills the programs'
+// output dirs, but with the fresh bound's render of the original
+// metadata: the bound then compares its render with its own, where Go's
+// value formatting is the same on both sides.
+func (b *bench) prepareSteadyBound(dir string) error {
+	if err := resetDir(dir); err != nil {
+		return err
+	}
+	_, err := runBoundWorker("bound", dir, b.paths.templates, b.paths.meta)
+	return err
+}
+
+// runSteadyBound runs the steady bound in dir, readied by
+// prepareSteadyBound, and returns its time and how many outputs it
+// changed.
+func (b *bench) runSteadyBound(c benchCase, dir string) (time.Duration, int, error) {
+	ds, err := runBoundWorker("steady", dir, b.paths.templates, c.meta)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(ds) != 2 {
+		return 0, 0, fmt.Errorf("bound worker steady: %d figures", len(ds))
+	}
+	return ds[0], int(ds[1]), nil
+}
+
+// timeSteadyBound times the steady bound once in a readied directory.
+func (b *bench) timeSteadyBound(c benchCase, res *caseResult) error {
+	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
+	defer os.RemoveAll(dir)
+	if err := b.prepareSteadyBound(dir); err != nil {
+		return err
+	}
+	syscall.Sync()
+	d, changed, err := b.runSteadyBound(c, dir)
+	if err != nil {
+		return err
+	}
+	if changed != c.boundChanged {
+		return fmt.Errorf("the steady bound changed %d outputs, %d when checked", changed, c.boundChanged)
+	}
+	res.bound = append(res.bound, sample{Wall: d})
+	return nil
+}
+
+// checkSteadyBound runs the steady bound once and checks it changed the
+// paths ours changed (oursChanged), no more (its count of writes), and
+// left the paths and modes ours left.
+func (b *bench) checkSteadyBound(c *benchCase, oursTree map[string]entry, oursChanged []string) error {
+	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
+	defer os.RemoveAll(dir)
+	if err := b.prepareSteadyBound(dir); err != nil {
+		return fmt.Errorf("case %s: %w", c.name, err)
+	}
+	before, err := snapshot(dir)
+	if err != nil {
+		return err
+	}
+	_, wrote, err := b.runSteadyBound(*c, dir)
+	if err != nil {
+		return fmt.Errorf("case %s: %w", c.name, err)
+	}
+	after, err := snapshot(dir)
+	if err != nil {
+		return err
+	}
+	if err := sameChanges(before, after, oursChanged, wrote); err != nil {
+		return fmt.Errorf("case %s: %w", c.name, err)
+	}
+	files, _, err := compareBound(dir, oursTree)
+	if err != nil {
+		return fmt.Errorf("case %s: the bound left another tree than ours: %w", c.name, err)
+	}
+	c.bound, c.boundChanged = true, wrote
+	fmt.Fprintf(b.stdout, "%s: bound changed the same %d paths as ours (%d writes) and left the same %d files, paths and modes\n",
+		c.name, len(oursChanged), wrote, files)
+	return nil
+}
+
+// sameChanges checks that the steady bound, which made after of before
+// with wrote writes, chmods or deletions, changed the paths ours changed
+// and wrote no file it did not change.
+func sameChanges(before, after map[string]entry, oursChanged []string, wrote int) error {
+	changed := changedPaths(before, after)
+	if !slices.Equal(changed, oursChanged) {
+		return fmt.Errorf("the steady bound changed %q, ours %q", changed, oursChanged)
+	}
+	files := 0
+	for _, p := range changed {
+		if !before[p].mode.IsDir() && !after[p].mode.IsDir() {
+			files++
+		}
+	}
+	if wrote != files {
+		return fmt.Errorf("the steady bound wrote %d files, of which %d changed", wrote, files)
+	}
 	return nil
 }
 
@@ -282,9 +389,11 @@ func (b *bench) verify(ctx context.Context, c *benchCase) error {
 		}
 	case "steady":
 		c.floor = steadyFloor(b.paths.templates, c.meta, oursTree)
-	}
-	if c.name == "steady" {
-		return b.reportSteadyChange(ctx, refTree)
+		changed, err := b.reportSteadyChange(ctx, refTree)
+		if err != nil {
+			return err
+		}
+		return b.checkSteadyBound(c, oursTree, changed)
 	}
 	return nil
 }
@@ -306,23 +415,23 @@ func (b *bench) reportMismatch(c *benchCase, diffs []string) {
 // reportSteadyChange checks the corpus does what the steady case claims:
 // the modified metadata changes only a handful of files. It renders the
 // original metadata once more with the reference (untimed) and counts the
-// differences to the steady output.
-func (b *bench) reportSteadyChange(ctx context.Context, steadyTree map[string]entry) error {
+// differences to the steady output, and returns the paths that differ.
+func (b *bench) reportSteadyChange(ctx context.Context, steadyTree map[string]entry) ([]string, error) {
 	base := filepath.Join(b.workdir, "out", "steady-baseline")
 	if err := resetDir(base); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := b.render(ctx, b.ref, base, b.paths.meta, "steady-baseline"); err != nil {
-		return err
+		return nil, err
 	}
 	baseTree, err := snapshot(base)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	n := len(diffTrees(baseTree, steadyTree, "before", "after"))
-	fmt.Fprintf(b.stdout, "steady: changing service %q alters %d of %d output paths\n", b.corpus.changed, n, len(baseTree))
-	if n == 0 {
-		return fmt.Errorf("steady: the modified metadata changed no output; the corpus is broken")
+	changed := changedPaths(baseTree, steadyTree)
+	fmt.Fprintf(b.stdout, "steady: changing service %q alters %d of %d output paths\n", b.corpus.changed, len(changed), len(baseTree))
+	if len(changed) == 0 {
+		return nil, fmt.Errorf("steady: the modified metadata changed no output; the corpus is broken")
 	}
-	return nil
+	return changed, nil
 }

@@ -44,13 +44,16 @@ type boundTemplate struct {
 	oac        bool // has a .oac control file
 	tmpl       *mustache.Template
 	mode       fs.FileMode
+	modeSet    bool // the control file sets mode
 	allowEmpty bool
 	body       []byte // kept only by the breakdown
+	old        output // the existing output, read by the steady bound
 }
 
 // boundRun holds one run's inputs and what it has made of them.
 type boundRun struct {
 	root string   // template root
+	out  string   // output dir whose existing files the scan reads (steady); "": none
 	meta []string // metadata files, in merge order
 	list []*boundTemplate
 	view map[string]any
@@ -136,7 +139,7 @@ func (t *boundTemplate) control(ctl []byte, path string) error {
 			if err != nil {
 				return fmt.Errorf("%s: mode %q: %w", path, val, err)
 			}
-			t.mode = fs.FileMode(m)
+			t.mode, t.modeSet = fs.FileMode(m), true
 		case "allow_empty":
 			t.allowEmpty = val != "false"
 		}

@@ -228,8 +228,21 @@ func TestBoundWorker(t *testing.T) {
 			checkTinyTree(t, out)
 		})
 	}
-	_, err := runBoundWorker("steady", t.TempDir(), templates, meta)
-	if err == nil || !strings.Contains(err.Error(), "bound|parts") {
+	t.Run("steady", func(t *testing.T) {
+		out := t.TempDir()
+		if _, err := freshBound(templates, meta)(out); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{"steady", "steady-syncfs", "steady-fdatasync"} {
+			ds, err := runBoundWorker(mode, out, templates, meta)
+			if err != nil || len(ds) != 2 || ds[0] <= 0 || ds[1] != 0 {
+				t.Errorf("%s: %v, %v; want a duration and 0 changed", mode, ds, err)
+			}
+		}
+		checkTinyTree(t, out)
+	})
+	_, err := runBoundWorker("other", t.TempDir(), templates, meta)
+	if err == nil || !strings.Contains(err.Error(), "bound|parts|steady") {
 		t.Errorf("error %v, want the usage", err)
 	}
 }

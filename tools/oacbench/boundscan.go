@@ -21,6 +21,7 @@ import (
 // every template: one goroutine per directory, GOMAXPROCS at a time.
 type scanner struct {
 	root  string
+	out   string // if set, each template's existing output is read too
 	parse bool
 	slots chan struct{}
 	wg    sync.WaitGroup
@@ -31,7 +32,7 @@ type scanner struct {
 
 // scan fills r.list from r.root.
 func (r *boundRun) scan(parse bool) error {
-	s := &scanner{root: r.root, parse: parse, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	s := &scanner{root: r.root, out: r.out, parse: parse, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.wg.Add(1)
 	s.dir("")
 	s.wg.Wait()
@@ -75,6 +76,15 @@ func (s *scanner) readDir(rel string) ([]*boundTemplate, error) {
 			oac[base] = true
 		}
 	}
+	outFd := -1
+	if s.out != "" {
+		if outFd, err = openOutputDir(filepath.Join(s.out, rel)); err != nil {
+			return nil, err
+		}
+		if outFd >= 0 {
+			defer unix.Close(outFd)
+		}
+	}
 	var list []*boundTemplate
 	for _, f := range files {
 		if strings.HasSuffix(f, ".oac") {
@@ -83,6 +93,11 @@ func (s *scanner) readDir(rel string) ([]*boundTemplate, error) {
 		t := &boundTemplate{rel: filepath.Join(rel, f), oac: oac[f], mode: 0o644, allowEmpty: true}
 		if err := t.read(fd, f, filepath.Join(path, f)); err != nil {
 			return list, err
+		}
+		if outFd >= 0 {
+			if err := t.old.read(outFd, f, filepath.Join(s.out, t.rel)); err != nil {
+				return list, err
+			}
 		}
 		if s.parse {
 			if err := t.parse(); err != nil {
@@ -154,7 +169,14 @@ func readAt(dir int, name string) (data []byte, exec bool, err error) {
 	if st.Mode&0o111 != 0 {
 		return nil, true, nil
 	}
-	data = make([]byte, 0, st.Size)
+	data, err = readFd(fd, st.Size)
+	return data, false, err
+}
+
+// readFd reads an open regular file of the given size: one read when the
+// size is right.
+func readFd(fd int, size int64) ([]byte, error) {
+	data := make([]byte, 0, size)
 	for {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
@@ -164,12 +186,12 @@ func readAt(dir int, name string) (data []byte, exec bool, err error) {
 			continue
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		data = data[:len(data)+n]
 		// A regular file's read stops short only at its end.
-		if n == 0 || len(data) < cap(data) || len(data) == int(st.Size) {
-			return data, false, nil
+		if n == 0 || len(data) < cap(data) || len(data) == int(size) {
+			return data, nil
 		}
 	}
 }

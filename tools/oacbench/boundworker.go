@@ -21,9 +21,21 @@ import (
 // pays its heap's first page faults, as the programs do.
 
 // workerFlag, as the first argument, makes this tool a bound worker:
-// -bound-worker bound|parts OUTDIR TEMPLATES META... prints the
-// durations, in nanoseconds, of the bound or of its parts.
+// -bound-worker MODE OUTDIR TEMPLATES META... prints, in nanoseconds,
+// the duration of the fresh bound (MODE bound) or of its parts (parts);
+// or that of the steady bound and how many outputs it changed (steady,
+// with its durability steadySync; steady-syncfs and steady-fdatasync
+// force one, to compare them).
 const workerFlag = "-bound-worker"
+
+// steadyModes are the worker's steady modes and their durability.
+var steadyModes = map[string]*syncMethod{
+	"steady":           &steadySync,
+	"steady-syncfs":    ptr(syncOnce),
+	"steady-fdatasync": ptr(fdatasyncEach),
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // workerMemoryLimit is ours' soft memory limit (cmd/tripleo-agent,
 // applyConfigMemoryLimit), which keeps it under the 20 MiB peak RSS
@@ -32,35 +44,49 @@ const workerFlag = "-bound-worker"
 const workerMemoryLimit = 16 << 20
 
 func boundWorker(args []string, stdout io.Writer) error {
-	if len(args) < 4 || (args[0] != "bound" && args[0] != "parts") {
-		return fmt.Errorf("%s bound|parts OUTDIR TEMPLATES META...: got %q", workerFlag, args)
+	if len(args) < 4 {
+		return fmt.Errorf("%s bound|parts|steady OUTDIR TEMPLATES META...: got %q", workerFlag, args)
+	}
+	how, steady := steadyModes[args[0]]
+	if args[0] != "bound" && args[0] != "parts" && !steady {
+		return fmt.Errorf("%s bound|parts|steady OUTDIR TEMPLATES META...: got %q", workerFlag, args)
 	}
 	out, templates, meta := args[1], args[2], args[3:]
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(workerMemoryLimit)
-	var ds []time.Duration
-	if args[0] == "bound" {
+	var ns []int64
+	switch {
+	case steady:
+		d, changed, err := steadyBound(templates, meta, *how)(out)
+		if err != nil {
+			return err
+		}
+		ns = []int64{int64(d), int64(changed)}
+	case args[0] == "bound":
 		d, err := freshBound(templates, meta)(out)
 		if err != nil {
 			return err
 		}
-		ds = []time.Duration{d}
-	} else {
+		ns = []int64{int64(d)}
+	default:
 		p, err := measureBoundParts(templates, meta, out)
 		if err != nil {
 			return err
 		}
-		ds = p.list()
+		for _, d := range p.list() {
+			ns = append(ns, int64(d))
+		}
 	}
-	fields := make([]string, len(ds))
-	for i, d := range ds {
-		fields[i] = strconv.FormatInt(int64(d), 10)
+	fields := make([]string, len(ns))
+	for i, n := range ns {
+		fields[i] = strconv.FormatInt(n, 10)
 	}
 	_, err := fmt.Fprintln(stdout, strings.Join(fields, " "))
 	return err
 }
 
-// runBoundWorker runs a worker and returns the durations it printed.
+// runBoundWorker runs a worker and returns the figures it printed:
+// durations, and for a steady mode a count after the duration.
 func runBoundWorker(mode, outDir, templates string, meta []string) ([]time.Duration, error) {
 	self, err := os.Executable()
 	if err != nil {

@@ -64,23 +64,42 @@ func countFiles(tree map[string]entry) int {
 func diffTrees(a, b map[string]entry, aName, bName string) []string {
 	var out []string
 	for _, p := range unionPaths(a, b) {
-		ea, inA := a[p]
-		eb, inB := b[p]
-		switch {
-		case !inA:
-			out = append(out, fmt.Sprintf("%s: only in %s", p, bName))
-		case !inB:
-			out = append(out, fmt.Sprintf("%s: only in %s", p, aName))
-		case ea.mode != eb.mode:
-			out = append(out, fmt.Sprintf("%s: mode %s=%v %s=%v", p, aName, ea.mode, bName, eb.mode))
-		case ea.link != eb.link:
-			out = append(out, fmt.Sprintf("%s: symlink %s=%q %s=%q", p, aName, ea.link, bName, eb.link))
-		case !bytes.Equal(ea.data, eb.data):
-			out = append(out, fmt.Sprintf("%s: contents differ at byte %d (%s %d bytes, %s %d bytes)",
-				p, firstDiff(ea.data, eb.data), aName, len(ea.data), bName, len(eb.data)))
+		if d := diffPath(a, b, p, aName, bName); d != "" {
+			out = append(out, d)
 		}
 	}
 	return out
+}
+
+// changedPaths lists, sorted, the paths diffTrees would name.
+func changedPaths(a, b map[string]entry) []string {
+	var out []string
+	for _, p := range unionPaths(a, b) {
+		if diffPath(a, b, p, "a", "b") != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// diffPath describes how p differs between a and b; "" if it does not.
+func diffPath(a, b map[string]entry, p, aName, bName string) string {
+	ea, inA := a[p]
+	eb, inB := b[p]
+	switch {
+	case !inA:
+		return fmt.Sprintf("%s: only in %s", p, bName)
+	case !inB:
+		return fmt.Sprintf("%s: only in %s", p, aName)
+	case ea.mode != eb.mode:
+		return fmt.Sprintf("%s: mode %s=%v %s=%v", p, aName, ea.mode, bName, eb.mode)
+	case ea.link != eb.link:
+		return fmt.Sprintf("%s: symlink %s=%q %s=%q", p, aName, ea.link, bName, eb.link)
+	case !bytes.Equal(ea.data, eb.data):
+		return fmt.Sprintf("%s: contents differ at byte %d (%s %d bytes, %s %d bytes)",
+			p, firstDiff(ea.data, eb.data), aName, len(ea.data), bName, len(eb.data))
+	}
+	return ""
 }
 
 func unionPaths(a, b map[string]entry) []string {
