@@ -8,13 +8,27 @@ import (
 )
 
 // Targets, informational: a MISS does not change the exit status. Speed
-// is judged against the floor, the least any os-apply-config must spend
-// on this filesystem (ours/floor, lower is better), since the ratio to the
-// reference depends on the disk more than on either program.
+// is judged against the bound, the least an os-apply-config rendering
+// with cbroglie/mustache must spend on this filesystem (ours/bound, lower
+// is better; issue 34), since the ratio to the reference depends on the
+// disk more than on either program. ours/floor is printed, no longer a
+// target: issue 25 showed the bound alone is 3.5-4.1x the floor.
 const (
-	targetOverFloor  = 3.0
-	targetOursRSSMiB = 20.0
+	targetFreshOverBound  = 1.5
+	targetSteadyOverBound = 1.3
+	targetOursRSSMiB      = 20.0
 )
+
+// boundGoal is the ours/bound target of a case, if it has one.
+func boundGoal(name string) (float64, bool) {
+	switch name {
+	case "fresh":
+		return targetFreshOverBound, true
+	case "steady":
+		return targetSteadyOverBound, true
+	}
+	return 0, false
+}
 
 // sample is one timed run of one program.
 type sample = benchkit.Sample
@@ -62,13 +76,14 @@ func printReport(w io.Writer, c *corpus, results []caseResult) {
 		boundMs, overBound := "-", "-"
 		if len(r.bound) > 0 {
 			bd := median(r.bound)
-			boundMs, overBound = fmt.Sprintf("%.1f", bd), formatRatio(ratio(oursMs, bd))
+			boundMs, overBound = fmt.Sprintf("%.1f", bd), fmt.Sprintf("%.2fx", ratio(oursMs, bd))
+			if t, ok := boundTarget(r, ""); ok {
+				target = fmt.Sprintf("ours/bound %s %s", t.GoalText(), t.Verdict())
+			}
 		}
 		if len(r.floor) > 0 {
 			f := median(r.floor)
-			over := ratio(oursMs, f)
-			floorMs, overFloor, ceiling = fmt.Sprintf("%.1f", f), formatRatio(over), formatRatio(ratio(refMs, f))
-			target = fmt.Sprintf("ours/floor <= %.0fx %s", targetOverFloor, passMiss(over <= targetOverFloor))
+			floorMs, overFloor, ceiling = fmt.Sprintf("%.1f", f), formatRatio(ratio(oursMs, f)), formatRatio(ratio(refMs, f))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\n",
 			r.name, len(r.ref), refMs, oursMs, formatRatio(ratio(refMs, oursMs)), floorMs, overFloor, ceiling,
@@ -82,28 +97,22 @@ func printReport(w io.Writer, c *corpus, results []caseResult) {
 		"ours/floor: how far ours is from it (lower is better); ceiling = ref/floor, the best ratio to the reference "+
 		"any program could reach on this filesystem; bound: the least an os-apply-config rendering with "+
 		"cbroglie/mustache must spend, timed in-process likewise (fresh: decode the metadata, read, parse and "+
-		"render the templates, then the floor's writes); ours/bound: how far ours is from it")
+		"render the templates, then the floor's writes; steady: the same, reading and comparing the existing "+
+		"outputs, then writing the changed ones in place and one syncfs); ours/bound: how far ours is from it, "+
+		"the speed target (tools/oacbench/README.md)")
 	for _, r := range results {
 		printBoundVerdict(w, r)
 		printBoundParts(w, r)
 	}
 }
 
-// printBoundVerdict says whether the bound leaves room for the target:
-// if even the bound is above it, no os-apply-config on the required
-// template library can meet it here, however fast the rest of ours gets.
-// Below it, the target is only not ruled out: a lower bound promises
-// nothing.
+// printBoundVerdict says how far the bound is from the floor: what the
+// template library and the decoding cost beyond the least any program
+// must do. Issue 34 wants the fresh bound's ratio not to grow.
 func printBoundVerdict(w io.Writer, r caseResult) {
 	if len(r.bound) == 0 || len(r.floor) == 0 {
 		return
 	}
 	bd, f := median(r.bound), median(r.floor)
-	over := ratio(bd, f)
-	verdict := "an os-apply-config built on cbroglie/mustache may"
-	if over > targetOverFloor {
-		verdict = "no os-apply-config built on cbroglie/mustache can"
-	}
-	fmt.Fprintf(w, "%s: bound %.1f ms = %s the floor: %s reach %.0fx the floor here\n",
-		r.name, bd, formatRatio(over), verdict, targetOverFloor)
+	fmt.Fprintf(w, "%s: bound %.1f ms = %s the floor\n", r.name, bd, formatRatio(ratio(bd, f)))
 }
