@@ -174,7 +174,7 @@ func simMain(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", v.Name, err)
 		}
 		printResult(r)
-		printTargets(c, r)
+		printTargets(os.Stdout, c, r)
 		results = append(results, r)
 		if ctx.Err() != nil {
 			return ctx.Err()
