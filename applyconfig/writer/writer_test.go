@@ -366,18 +366,91 @@ func TestModeIsExactUnderAnyUmask(t *testing.T) {
 }
 
 // readExactly brings n bytes and one more when the file has them: enough
-// to tell a file of n bytes from a longer one, in one read.
+// to tell a file of n bytes from a longer one, in one read. It reads into
+// the buffer it is given, grown when too small, whatever it held before.
 func TestReadExactly(t *testing.T) {
 	dir := t.TempDir()
-	for _, size := range []int{0, 4, 5, 6, 40} {
+	var buf []byte
+	for _, size := range []int{40, 0, 4, 5, 6, 40} {
 		p := filepath.Join(dir, "f")
 		body := bytes.Repeat([]byte("x"), size)
 		if err := os.WriteFile(p, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := readExactly(p, 5)
+		got, err := readExactly(p, 5, &buf)
 		if want := body[:min(size, 6)]; err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%d bytes: got %q, %v; want %q", size, got, err, want)
 		}
+	}
+}
+
+// The renames run in parallel. When one fails, the error names the first
+// in order that failed, the Result lists exactly the files replaced, the
+// others keep their old bytes, no staged file is left, and the log names
+// each file replaced, in order.
+func TestFailedRenameReportsWhatWasReplaced(t *testing.T) {
+	dir := t.TempDir()
+	var files []File
+	for i := range 40 {
+		p := filepath.Join(dir, fmt.Sprintf("d%d", i%7), fmt.Sprintf("%02d.conf", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("old"), 0o644)
+		files = append(files, file(p, "new"))
+	}
+	failing := map[string]bool{files[17].Path: true, files[23].Path: true}
+	real := rename
+	rename = func(from, to string) error {
+		if failing[to] {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EIO}
+		}
+		return real(from, to)
+	}
+	defer func() { rename = real }()
+	var logged bytes.Buffer
+	res, err := Apply(files, logging.New(&logged, logging.Options{Identifier: "t"}))
+	if we, ok := err.(*Error); !ok || we.Path != files[17].Path {
+		t.Fatalf("error does not name the first failing file: %v", err)
+	}
+	written := map[string]bool{}
+	for _, p := range res.Written {
+		written[p] = true
+	}
+	for i, f := range files {
+		want := "old"
+		if written[f.Path] {
+			want = "new"
+		}
+		if got := mustRead(t, f.Path); got != want {
+			t.Errorf("%s: %q, want %q (listed written: %v)", f.Path, got, want, written[f.Path])
+		}
+		if i < 17 && !written[f.Path] {
+			t.Errorf("%s: before the failing file, not replaced", f.Path)
+		}
+		if failing[f.Path] && written[f.Path] {
+			t.Errorf("%s: failed, yet listed written", f.Path)
+		}
+	}
+	for i := range 7 {
+		entries, _ := os.ReadDir(filepath.Join(dir, fmt.Sprintf("d%d", i)))
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), stagePrefix) {
+				t.Errorf("staged file left: %s", e.Name())
+			}
+		}
+	}
+	var order []string
+	for line := range strings.SplitSeq(logged.String(), "\n") {
+		if _, p, ok := strings.Cut(line, "writing "); ok {
+			order = append(order, p)
+		}
+	}
+	var want []string
+	for _, f := range files {
+		if written[f.Path] || f.Path == files[17].Path {
+			want = append(want, f.Path)
+		}
+	}
+	if strings.Join(order, "\n") != strings.Join(want, "\n") {
+		t.Errorf("logged writes:\n%s\nwant, in order:\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
 	}
 }
