@@ -3,6 +3,8 @@ package applyconfig
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,6 +149,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"invalid .oac", map[string]string{"t/b.oac": "mode: 644"}, "[ERROR] (\"mode '0o1204' out of range\", 'DIR/t/b')"},
 		{"unknown .oac key", map[string]string{"t/b.oac": "colour: red"}, "unrecognised file control key 'colour'"},
 		{"output cannot be written", map[string]string{"t/sub/c": "c", "out/sub": "a file, not a dir"}, "could not write DIR/out/sub/c"},
+		// Files are staged as they render: a failure after many have been
+		// staged, in new directories, takes them all back.
+		{"late template error", stagedBefore("t/m", "{{#a}}{{/b}}"), "[ERROR] Section end tag mismatch: b != a"},
+		{"late output error", stagedBefore("out/new/m", "a file, not a dir"), "could not write DIR/out/new/m/x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -158,6 +164,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 				delete(files, "md.json")
 			}
 			tree(t, dir, files)
+			before := paths(dir + "/out")
 			r := oac(t, dir, nil, "-t", dir+"/t", "-o", dir+"/out", "-m", dir+"/md.json", "--fallback-metadata")
 			want := strings.ReplaceAll(tc.want, "DIR", dir)
 			if r.code != exitcode.Failure || !strings.Contains(r.stderr, want) {
@@ -169,8 +176,41 @@ func TestBadInputChangesNothing(t *testing.T) {
 			if _, err := os.Stat(dir + "/out/b"); err == nil {
 				t.Fatal("out/b written")
 			}
+			// A render error leaves out/ as it was. A write error leaves
+			// the directories of the files before the failing one, as a
+			// run in order would have (empty), and nothing else.
+			for p := range strings.SplitSeq(paths(dir+"/out"), "\n") {
+				if st, err := os.Stat(p); strings.Contains(before+"\n", p+"\n") ||
+					strings.HasPrefix(tc.want, "could not write") && err == nil && st.IsDir() && p < dir+"/out/new/m" {
+					continue
+				}
+				t.Errorf("left behind: %s", p)
+			}
 		})
 	}
+}
+
+// paths lists every path under dir, one a line.
+func paths(dir string) string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		out = append(out, p)
+		return nil
+	})
+	return strings.Join(out, "\n")
+}
+
+// stagedBefore is a tree of 60 templates in new directories, each staged
+// before or while the one at path fails.
+func stagedBefore(path, body string) map[string]string {
+	files := map[string]string{path: body}
+	for i := range 60 {
+		files[fmt.Sprintf("t/new/%c/%d/x", 'a'+i%26, i)] = "x"
+	}
+	if strings.HasPrefix(path, "out/") {
+		files["t/new/m/x"] = "x"
+	}
+	return files
 }
 
 func TestDefaultTemplatesDir(t *testing.T) {

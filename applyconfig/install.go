@@ -86,17 +86,25 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 	md := render.NewMetadata(cfg)
 	close(parsed)
 	templates := <-walked
-	results := renderAll(ctx, md, templates, env.Accounts)
-	files := make([]writer.File, 0, len(results))
+	// Each file is staged as soon as it is rendered, so that the disk
+	// works while the other templates render; nothing is replaced before
+	// all have rendered, and a render error takes back what was staged.
+	var batch *writer.Batch
+	if !o.validate {
+		batch = writer.NewBatch(len(templates))
+	}
+	results := renderAll(ctx, md, templates, env.Accounts, batch)
 	for _, r := range results {
 		if r.err != nil {
+			if batch != nil {
+				batch.Abort()
+			}
 			if r.pre != "" {
 				log.Error(r.pre)
 			}
 			log.Error(r.err.Error())
 			return exitcode.With(exitcode.Failure, r.err)
 		}
-		files = append(files, r.file)
 	}
 	if o.validate {
 		log.Info("success")
@@ -106,7 +114,7 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 	if o.batchLog != nil {
 		applyLog, flush = o.batchLog()
 	}
-	res, err := writer.Apply(files, applyLog)
+	res, err := batch.Commit(applyLog)
 	flush()
 	if err != nil {
 		log.Error(err.Error())
@@ -117,11 +125,12 @@ func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
 	return nil
 }
 
-// renderAll renders every template, in parallel, and returns the results
-// in template order so the first error is the reference's first error.
-// Workers take the next index from a counter: a channel hand-off per
-// template cost a wake-up each.
-func renderAll(ctx context.Context, md *render.Metadata, templates []*template, accounts control.Accounts) []rendered {
+// renderAll renders every template, in parallel, stages each rendered
+// file in batch (unless it is nil), and returns the results in template
+// order so the first error is the reference's first error. Workers take
+// the next index from a counter: a channel hand-off per template cost a
+// wake-up each.
+func renderAll(ctx context.Context, md *render.Metadata, templates []*template, accounts control.Accounts, batch *writer.Batch) []rendered {
 	results := make([]rendered, len(templates))
 	var next atomic.Int64
 	work := func() {
@@ -131,6 +140,10 @@ func renderAll(ctx context.Context, md *render.Metadata, templates []*template, 
 				return
 			}
 			results[i] = renderOne(ctx, md, templates[i], accounts)
+			if results[i].err == nil && batch != nil {
+				batch.Stage(i, results[i].file)
+				results[i].file.Body = nil
+			}
 		}
 	}
 	var wg sync.WaitGroup

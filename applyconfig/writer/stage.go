@@ -37,38 +37,38 @@ func stageName(pid int) string {
 	return stagePrefix + strconv.Itoa(pid) + "-" + randomSuffix() + ".tmp"
 }
 
-// sweepLeftovers removes dead writers' staged files from every directory
-// of the plan that this run did not make: a run killed part way left them, and this run is the one
-// that completes its work. A staged file was never renamed, so its target
-// still differs and this run writes: a run with nothing to write (most
-// runs of a node's life) skips the sweep and its directory reads.
-func sweepLeftovers(plan []planned, made map[string]bool, log *slog.Logger) {
+// sweepRest removes dead writers' staged files from every directory of
+// the plan that this run did not make and did not sweep while staging: a
+// run killed part way left them, and this run is the one that completes
+// its work. A staged file was never renamed, so its target still differs
+// and this run writes: a run with nothing to write (most runs of a node's
+// life) skips the sweep and its directory reads. What was removed is
+// logged, directory by directory in the order of the files.
+func (b *Batch) sweepRest(log *slog.Logger) {
 	writes := false
-	for i := range plan {
-		writes = writes || plan[i].act == actWrite || plan[i].act == actDelete
+	for i := range b.plan {
+		writes = writes || b.plan[i].act == actWrite || b.plan[i].act == actDelete
 	}
 	if !writes {
 		return
 	}
 	seen := map[string]bool{}
-	var dirs []string
-	for i := range plan {
-		dir := filepath.Dir(plan[i].Path)
-		if seen[dir] || made[dir] {
-			continue
+	var dirs []*dirState
+	for i := range b.plan {
+		dir := filepath.Dir(b.plan[i].Path)
+		if !seen[dir] {
+			seen[dir] = true
+			dirs = append(dirs, b.dirs.state(dir))
 		}
-		seen[dir] = true
-		dirs = append(dirs, dir)
 	}
 	// A directory read is a few system calls, and a steady run with one
 	// change reads every directory of the tree (some 300): in parallel.
-	removed := make([][]string, len(dirs))
 	forEach(len(dirs), func(i int) error {
-		removed[i] = removeLeftovers(dirs[i])
+		dirs[i].swept()
 		return nil
 	})
-	for _, paths := range removed {
-		for _, path := range paths {
+	for _, d := range dirs {
+		for _, path := range d.removed {
 			log.Info("removed " + path + ", staged by a run that did not finish")
 		}
 	}

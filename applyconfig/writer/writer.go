@@ -18,7 +18,6 @@ package writer
 import (
 	"bytes"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -78,74 +77,15 @@ type planned struct {
 	done bool // deleted
 }
 
-// Apply writes files. On error no target has been replaced or deleted,
-// except when a rename or deletion fails part way through: then the
-// Result lists the files that were, and the error names the first in
-// order that failed.
+// Apply writes files, as a Batch staging them all in parallel, then
+// committed; see Batch.Commit for what an error leaves.
 func Apply(files []File, log *slog.Logger) (Result, error) {
-	var res Result
-	plan := make([]planned, len(files))
-	if _, err := forEach(len(files), func(i int) error {
-		var err error
-		plan[i], err = planFile(files[i])
-		return err
-	}); err != nil {
-		return res, err
-	}
-	dirs := newDirSet()
-	if err := stage(plan, dirs, os.Getpid(), log); err != nil {
-		return res, err
-	}
-
-	// The renames and deletions run in parallel: a first render renames a
-	// thousand files, one system call each, and on one goroutine the
-	// other cores sit idle. They are logged and counted in plan order
-	// afterwards.
-	failAt, err := forEach(len(plan), func(i int) error {
-		p := &plan[i]
-		switch p.act {
-		case actWrite:
-			if err := rename(p.tmp, p.Path); err != nil {
-				return &Error{Path: p.Path, Err: err}
-			}
-			p.tmp = ""
-		case actDelete:
-			if err := os.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return &Error{Path: p.Path, Err: err}
-			}
-			p.done = true
-		}
+	b := NewBatch(len(files))
+	forEach(len(files), func(i int) error {
+		b.Stage(i, files[i])
 		return nil
 	})
-	for i := range plan {
-		p := &plan[i]
-		switch {
-		case p.act == actNothing:
-			log.Info("not creating empty " + p.Path)
-		case p.act == actUnchanged:
-			log.Debug("unchanged " + p.Path)
-			res.Unchanged = append(res.Unchanged, p.Path)
-		case p.act == actWrite && (p.tmp == "" || i == failAt):
-			log.Info("writing " + p.Path)
-			if p.tmp == "" {
-				dirs.add(filepath.Dir(p.Path))
-				res.Written = append(res.Written, p.Path)
-			}
-		case p.act == actDelete && (p.done || i == failAt):
-			log.Info("deleting " + p.Path)
-			if p.done {
-				dirs.add(filepath.Dir(p.Path))
-				res.Deleted = append(res.Deleted, p.Path)
-			}
-		}
-	}
-	if err != nil {
-		// Every file replaced or deleted is listed in res; the others
-		// are as they were, their staged files removed.
-		removeTemps(plan)
-		return res, err
-	}
-	return res, dirs.sync()
+	return b.Commit(log)
 }
 
 func planFile(f File) (planned, error) {
