@@ -170,15 +170,18 @@ func (d *deploy) latency(t *testing.T, created time.Time, o *Outcome, sigs []Sig
 
 // update: a new input for the script deployment alone re-runs it alone
 // (one new state file, the puppet counter unchanged, no new signal of the
-// others) and Heat shows its new output.
+// others) and Heat shows its new output. Its signal is the stack user's
+// second, its token taken from the node's cache (cachedTokenCheck).
 func (d *deploy) update(t *testing.T) {
 	before := d.node.State()
 	mark := lab.Mark()
+	tokens := startCachedTokenCheck(d.node)
 	since := time.Now()
 	st := d.stack(t, "update", d.name, "--round", "2", "--agent-running")
 	o := d.wait(t, d.agent, d.name, "UPDATE_COMPLETE")
 	wantOutputs(t, o, map[string]string{"result": "hello from the agent", "round": "round 2", "puppet_result": "puppet says hi hello"})
 	d.wantSignals(t, mark.Signals(st), scriptResource)
+	tokens.check(t, d.p, d.st, st)
 	d.logShares(t, "update", since)
 
 	after := d.node.State()
