@@ -38,11 +38,15 @@ func readAgentLog(t *testing.T, path string) []Line {
 	return lines
 }
 
+// realHooks is where the run that captured testdata/agentlog/{heat,zaqar}.log
+// installed the hooks.
+const realHooks = "/tmp/e2e-bin-3364266763/destdir/usr/libexec/heat-config/hooks/"
+
 // The shares and the split of each deployment, read from agent logs,
 // without the lab: synthetic.log is one first pass of two signalled
 // deployments (script by HEAT_SIGNAL, then a puppet one that fails, by
 // ZAQAR_SIGNAL), a pass whose deployment sends no signal, and a pass of
-// one TEMP_URL_SIGNAL deployment.
+// one TEMP_URL_SIGNAL deployment; heat.log and zaqar.log are real.
 func TestDeploymentShares(t *testing.T) {
 	type split struct {
 		group                                            string
@@ -67,6 +71,20 @@ func TestDeploymentShares(t *testing.T) {
 		{"synthetic.log", "/tmp/e2e-bin-1/destdir/usr/libexec/heat-config/hooks/", "10:00:05", []split{
 			{"script", false, "100ms", "0s", "0s", "150ms", "0s", "0s", "150ms", "0s", "0s"},
 			{"script", true, "60ms", "60ms", "100ms", "100ms", "30ms", "70ms", "200ms", "10ms", "20ms"},
+		}},
+		// Captured by TestDeploy (the agent's log on the node, 2026-11-29):
+		// the zaqar pair's create pass (script, then puppet) and update
+		// pass, and the heat pair's update pass; the figures are the ones
+		// that run logged, within a millisecond (agent.log keeps the
+		// arrival times to the millisecond, the run had them to the
+		// nanosecond).
+		{"zaqar.log", realHooks, "", []split{
+			{"script", true, "373ms", "302ms", "256ms", "904ms", "179ms", "77ms", "1.16s", "10ms", "169ms"},
+			{"puppet", true, "28.864s", "541ms", "299ms", "0s", "263ms", "36ms", "299ms", "147ms", "116ms"},
+			{"script", true, "53ms", "123ms", "57ms", "172ms", "42ms", "15ms", "229ms", "4ms", "38ms"},
+		}},
+		{"heat.log", realHooks, "14:47:10", []split{
+			{"script", true, "138ms", "58ms", "152ms", "551ms", "126ms", "26ms", "703ms", "7ms", "119ms"},
 		}},
 	} {
 		t.Run(c.file+"@"+c.from, func(t *testing.T) {
