@@ -147,3 +147,19 @@ func TestShareLines(t *testing.T) {
 		}
 	}
 }
+
+// Only our agents' authentications count: not Heat's (python-keystoneclient),
+// nor a service checking a token (GET).
+func TestAgentTokenPosts(t *testing.T) {
+	lines := []string{
+		`REQ POST /v3/auth/tokens 201 ua="gophercloud/v2.15.0"`,
+		`REQ POST /v3/auth/tokens 201 ua="python-keystoneclient"`,
+		`REQ GET /v3/auth/tokens 200 ua="gophercloud/v2.15.0"`,
+		`REQ POST /v3/users 201 ua="python-keystoneclient"`,
+		`REQ POST /v3/auth/tokens 401 ua="gophercloud/v2.15.0"`,
+		`worker 1 buried after 1 seconds`,
+	}
+	if n := agentTokenPosts(lines); n != 2 {
+		t.Errorf("%d agent token posts, want 2", n)
+	}
+}
