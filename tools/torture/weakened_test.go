@@ -41,13 +41,13 @@ func weaken(t *testing.T, rel, snippet, replacement string) string {
 // TestWeakenedBuildIsCaught shows that the power cuts find a missing
 // sync: a build of the agent whose os-apply-config renames its staged
 // files without first making their bytes durable (the syncfs of
-// applyconfig/writer's parallel.go removed, with go build -overlay:
+// applyconfig/writer's batch.go removed, with go build -overlay:
 // nothing in the product's code is there for the test) must fail the invariants of the
 // bundled example's change within its trials; the real build passes the
 // same trials (TestFaultApplyConfig).
 func TestWeakenedBuildIsCaught(t *testing.T) {
 	trials := count(t, "TORTURE_WEAKENED_CUTS", quickWeakenedCuts)
-	overlay := weaken(t, "applyconfig/writer/parallel.go",
+	overlay := weaken(t, "applyconfig/writer/batch.go",
 		"\t\tif err := syncDirFS(dir); err != nil {\n\t\t\tremoveTemps(plan)",
 		"\t\tif err := error(nil); err != nil {\n\t\t\tremoveTemps(plan)")
 	agent := installed(t, overlay)
