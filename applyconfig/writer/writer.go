@@ -20,7 +20,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,7 +39,7 @@ type File struct {
 	AllowEmpty bool
 }
 
-// Result says what Apply did, path by path.
+// Result says what Batch.Commit did, path by path.
 type Result struct {
 	Written, Unchanged, Deleted []string
 }
@@ -75,17 +74,6 @@ type planned struct {
 	tmp  string // the staged file, until it is renamed
 	mode uint32
 	done bool // deleted
-}
-
-// Apply writes files, as a Batch staging them all in parallel, then
-// committed; see Batch.Commit for what an error leaves.
-func Apply(files []File, log *slog.Logger) (Result, error) {
-	b := NewBatch(len(files))
-	forEach(len(files), func(i int) error {
-		b.Stage(i, files[i])
-		return nil
-	})
-	return b.Commit(log)
 }
 
 func planFile(f File) (planned, error) {

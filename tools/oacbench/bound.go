@@ -187,9 +187,8 @@ type dirMaker struct {
 
 func newDirMaker(root string) *dirMaker { return &dirMaker{root: root} }
 
-// write writes body as t's output, unless it is empty and t's control
-// file does not allow that: open, write, close, no more (os.WriteFile
-// adds an epoll registration).
+// write writes body as t's output (writeInPlace), unless it is empty and
+// t's control file does not allow that.
 func (m *dirMaker) write(t *boundTemplate, body []byte) error {
 	if len(body) == 0 && !t.allowEmpty {
 		return nil
@@ -198,22 +197,7 @@ func (m *dirMaker) write(t *boundTemplate, body []byte) error {
 	if err := m.mkdir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, uint32(t.mode))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	for len(body) > 0 && err == nil {
-		var n int
-		n, err = unix.Write(fd, body)
-		body = body[n:]
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return writeInPlace(path, body, t.mode, false, syncOnce)
 }
 
 // mkdir makes dir and its missing parents: one mkdir when the parent

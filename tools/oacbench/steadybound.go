@@ -131,7 +131,8 @@ func (m *dirMaker) update(t *boundTemplate, body []byte, how syncMethod) (bool, 
 }
 
 // writeInPlace truncates and writes path, chmods it if asked (open's mode
-// applies to new files only) and, with fdatasyncEach, syncs its data.
+// applies to new files only) and, with fdatasyncEach, syncs its data:
+// open, write, close, no more (os.WriteFile adds an epoll registration).
 func writeInPlace(path string, body []byte, mode fs.FileMode, chmod bool, how syncMethod) error {
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, uint32(mode))
 	if err != nil {
