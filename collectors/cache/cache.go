@@ -227,31 +227,34 @@ func sameBytes(path string, encode func(*bufio.Writer) error) bool {
 		return false
 	}
 	defer f.Close()
-	cmp := &comparer{r: bufio.NewReaderSize(f, 64<<10), same: true}
-	if err := encode(bufio.NewWriterSize(cmp, 64<<10)); err != nil || !cmp.same {
+	cmp := &comparer{r: getReader(f), same: true}
+	defer putReader(cmp.r)
+	w := getWriter(cmp)
+	defer putWriter(w)
+	if err := encode(w); err != nil || !cmp.same {
 		return false
 	}
 	_, err = cmp.r.ReadByte()
 	return err == io.EOF // and not longer
 }
 
-// comparer is an io.Writer that checks what is written against r.
+// comparer is an io.Writer that checks what is written against r, in
+// place in r's buffer.
 type comparer struct {
 	r    *bufio.Reader
-	buf  []byte
 	same bool
 }
 
 func (c *comparer) Write(p []byte) (int, error) {
-	if !c.same {
-		return len(p), nil
-	}
-	if cap(c.buf) < len(p) {
-		c.buf = make([]byte, len(p))
-	}
-	b := c.buf[:len(p)]
-	if _, err := io.ReadFull(c.r, b); err != nil || !bytes.Equal(b, p) {
-		c.same = false
+	for rest := p; c.same && len(rest) > 0; {
+		n := min(len(rest), c.r.Size())
+		b, err := c.r.Peek(n)
+		if err != nil || !bytes.Equal(b, rest[:n]) {
+			c.same = false
+			break
+		}
+		c.r.Discard(n)
+		rest = rest[n:]
 	}
 	return len(p), nil
 }
@@ -283,7 +286,10 @@ func sameFiles(a, b string) (bool, error) {
 	if sa.Size() != sb.Size() {
 		return false, nil
 	}
-	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	pa, pb := blocks.Get().(*[]byte), blocks.Get().(*[]byte)
+	defer blocks.Put(pa)
+	defer blocks.Put(pb)
+	ba, bb := *pa, *pb
 	for {
 		na, errA := io.ReadFull(fa, ba)
 		nb, errB := io.ReadFull(fb, bb)
@@ -352,7 +358,9 @@ func writeAtomicWith(path string, fill func(*bufio.Writer) error) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := fill(bufio.NewWriterSize(tmp, 64<<10)); err != nil {
+	w := getWriter(tmp)
+	defer putWriter(w)
+	if err := fill(w); err != nil {
 		tmp.Close()
 		return err
 	}
