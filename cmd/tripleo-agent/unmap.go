@@ -21,7 +21,8 @@ import (
 // private copy of a written page would be lost); a debugger's breakpoints
 // in them would go too, which is why it is done only for the two
 // programs whose memory counts: os-apply-config, run on every change,
-// and os-collect-config, resident on every node.
+// and os-collect-config, resident on every node (once its daemon is done
+// with its first pass: a --one-time run only pays for the faults).
 func unmapStartupCode() {
 	exe, err := os.Executable()
 	if err != nil {

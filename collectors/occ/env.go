@@ -46,6 +46,11 @@ type Env struct {
 	// process is one daemon that sleeps most of its life. Off in tests
 	// and where many daemons share the process.
 	ReturnMemory bool
+	// Settle, when set, runs once, as the daemon is done with its first
+	// pass: what a process that stays resident lets go of (the
+	// multi-call binary's pages mapped for its start). A one-time run
+	// exits instead, and spends nothing on it.
+	Settle func()
 }
 
 // ProcessEnv is the Env of the running process.

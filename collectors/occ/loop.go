@@ -54,6 +54,9 @@ func (r *runner) daemon(ctx context.Context) error {
 		if r.env.ReturnMemory {
 			debug.FreeOSMemory()
 		}
+		if !ready && r.env.Settle != nil {
+			r.env.Settle()
+		}
 		line := fmt.Sprintf("last pass %s: command exit %d", time.Now().Format(time.RFC3339), status)
 		if !ready {
 			r.env.Notify.Ready(line)

@@ -354,3 +354,36 @@ func TestBackoffShowsAfterAnUnavailableSource(t *testing.T) {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
 	}
 }
+
+// Settle runs once, when the daemon is done with its first pass (before
+// its first wait); a one-time run never calls it.
+func TestSettleOnceInTheDaemonOnly(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/local", 0o755)
+	os.WriteFile(dir+"/local/a", []byte(`{"a": 1}`), 0o644)
+	var events []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := Env{Stdout: io.Discard, Stderr: io.Discard,
+		Settle: func() { events = append(events, "settle") },
+		After: func(time.Duration) <-chan time.Time {
+			events = append(events, "wait")
+			if len(events) == 4 {
+				cancel()
+				return nil
+			}
+			return elapsed()
+		}}
+	Run(ctx, daemonArgs(dir), env)
+	if got, want := strings.Join(events, " "), "settle wait wait wait"; got != want {
+		t.Errorf("daemon: %s, want %s", got, want)
+	}
+
+	events = nil
+	if err := Run(context.Background(), append(daemonArgs(dir), "--one-time"), env); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 0 {
+		t.Errorf("--one-time: %v, want nothing", events)
+	}
+}
