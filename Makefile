@@ -3,6 +3,12 @@
 PROGRAMS := os-apply-config os-config-applier os-refresh-config dib-run-parts os-collect-config \
             heat-config-notify heat-config-rebuild-deployed tripleo-agent-status \
             sysctl-set-value sysctl-write-value sysctl-append-value
+# But for os-apply-config, which is also a binary of its own
+# (cmd/os-apply-config: only its packages, a third of the start): it runs
+# on every change. os-config-applier, its legacy name, is a link to it;
+# os-refresh-config's 20-os-apply-config script stays a link to the agent.
+OAC_NAMES := os-apply-config os-config-applier
+AGENT_PROGRAMS := $(filter-out $(OAC_NAMES),$(PROGRAMS))
 # heat-config's hooks, one link per deployment group (hooks/all).
 HOOKS    := script puppet ansible hiera json-file apply-config cfn-init docker-cmd docker-compose kubelet salt chef
 # Elements (diskimage-builder's format) whose os-refresh-config scripts
@@ -70,7 +76,10 @@ GEN_BIN      := $(if $(CROSS),$(BIN)/native,$(BIN))
 build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(AGENT_GO) build -trimpath -buildvcs=auto -ldflags "$(strip $(LDFLAGS))" -o $(BIN)/tripleo-agent ./cmd/tripleo-agent
-	@for p in $(PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
+	@rm -f $(BIN)/os-apply-config # a link to the agent, from an older build
+	CGO_ENABLED=0 $(AGENT_GO) build -trimpath -buildvcs=auto -ldflags "$(strip $(LDFLAGS))" -o $(BIN)/os-apply-config ./cmd/os-apply-config
+	@for p in $(AGENT_PROGRAMS); do ln -sf tripleo-agent $(BIN)/$$p; done
+	@ln -sf os-apply-config $(BIN)/os-config-applier
 	$(if $(CROSS),@mkdir -p $(GEN_BIN) && GOARCH=$(HOST_GOARCH) CGO_ENABLED=0 $(AGENT_GO) build -trimpath -buildvcs=auto -o $(GEN_BIN)/tripleo-agent ./cmd/tripleo-agent)
 
 # The test runs fail when they changed the machine's own agent paths
@@ -273,7 +282,10 @@ COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/tripleo-agent $(DESTDIR)$(PREFIX)/bin/tripleo-agent
-	@for p in $(PROGRAMS); do ln -sfn tripleo-agent $(DESTDIR)$(PREFIX)/bin/$$p; done
+	@rm -f $(DESTDIR)$(PREFIX)/bin/os-apply-config # a link to the agent, from an older install
+	install -m 0755 $(BIN)/os-apply-config $(DESTDIR)$(PREFIX)/bin/os-apply-config
+	@for p in $(AGENT_PROGRAMS); do ln -sfn tripleo-agent $(DESTDIR)$(PREFIX)/bin/$$p; done
+	@ln -sfn os-apply-config $(DESTDIR)$(PREFIX)/bin/os-config-applier
 	install -d $(LIBEXEC)/os-refresh-config/configure.d $(LIBEXEC)/os-refresh-config/post-configure.d \
 	  $(LIBEXEC)/heat-config/hooks $(LIBEXEC)/os-apply-config/templates
 	@for h in $(HOOKS); do ln -sfn ../../../bin/tripleo-agent $(LIBEXEC)/heat-config/hooks/$$h; done

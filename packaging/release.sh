@@ -87,8 +87,9 @@ for goarch in $ARCHES; do
 	publish "$work/$name.tar.gz" "$name.tar.gz"
 	artefacts+=("$name.tar.gz")
 
-	# Its SBOM: the binary the tarball holds (the packages hold the same;
-	# test/release checks it).
+	# Its SBOM: the agent's binary the tarball holds (the packages hold the
+	# same; test/release checks it). usr/bin/os-apply-config, built from
+	# the same module and commit, links a part of the same modules.
 	"$work/sbom" -binary "$stage/$name/usr/bin/tripleo-agent" -name "$name" -version "$upstream" \
 		-created "$SOURCE_DATE_EPOCH" -o "$work/$name.spdx.json"
 	publish "$work/$name.spdx.json" "$name.spdx.json"

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,27 +50,6 @@ func TestDaemonDiesOfSIGTERM(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatal("the running command did not get SIGTERM first")
-	}
-}
-
-// os-apply-config runs under a soft memory limit unless the operator tuned
-// the collector through the environment.
-func TestApplyConfigMemoryLimit(t *testing.T) {
-	old := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetMemoryLimit(old) })
-	for _, tc := range []struct {
-		env  map[string]string
-		want int64
-	}{
-		{nil, applyConfigMemoryLimit},
-		{map[string]string{"GOGC": "200"}, math.MaxInt64},
-		{map[string]string{"GOMEMLIMIT": "64MiB"}, math.MaxInt64},
-	} {
-		debug.SetMemoryLimit(math.MaxInt64)
-		limitApplyConfigMemory(func(k string) string { return tc.env[k] })
-		if got := debug.SetMemoryLimit(-1); got != tc.want {
-			t.Errorf("env %v: memory limit %d, want %d", tc.env, got, tc.want)
-		}
 	}
 }
 

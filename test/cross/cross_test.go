@@ -90,38 +90,40 @@ func build(t *testing.T, dir, goarch string) {
 }
 
 // wrappers makes dir a stand-in for bin (a make build of a foreign
-// GOARCH): tripleo-agent runs bin's binary under emulator, and each of
-// bin's links is a link to it. Each run appends the name it was run by
-// to log.
+// GOARCH): each of bin's binaries (tripleo-agent, os-apply-config) is a
+// script that runs it under emulator, and each of bin's links to them is
+// a link to its script. Each run appends the name it was run by to log.
 func wrappers(t *testing.T, dir, bin, emulator, log string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	script := "#!/bin/sh\n# No binfmt_misc: the emulator runs the foreign binary, argv[0] names the program.\n" +
-		`echo "${0##*/}" >>` + qemu.ShellQuote(log) + "\n" +
-		"exec " + qemu.ShellQuote(emulator) + ` -0 "$0" ` + qemu.ShellQuote(filepath.Join(bin, "tripleo-agent")) + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "tripleo-agent"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	links := 0
 	for _, e := range entries {
-		if e.Type()&fs.ModeSymlink == 0 {
-			continue
+		switch {
+		case e.Type().IsRegular():
+			script := "#!/bin/sh\n# No binfmt_misc: the emulator runs the foreign binary, argv[0] names the program.\n" +
+				`echo "${0##*/}" >>` + qemu.ShellQuote(log) + "\n" +
+				"exec " + qemu.ShellQuote(emulator) + ` -0 "$0" ` + qemu.ShellQuote(filepath.Join(bin, e.Name())) + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		case e.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(filepath.Join(bin, e.Name()))
+			if err != nil || strings.Contains(target, "/") {
+				continue
+			}
+			if err := os.Symlink(target, filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+			links++
 		}
-		if target, err := os.Readlink(filepath.Join(bin, e.Name())); err != nil || target != "tripleo-agent" {
-			continue
-		}
-		if err := os.Symlink("tripleo-agent", filepath.Join(dir, e.Name())); err != nil {
-			t.Fatal(err)
-		}
-		n++
 	}
-	if n == 0 {
+	if links == 0 {
 		t.Fatalf("%s has no program links to wrap", bin)
 	}
 }
@@ -272,14 +274,16 @@ func TestDemoChainUnderQemu(t *testing.T) {
 		t.Run(a, func(t *testing.T) {
 			bin := filepath.Join(dir, a)
 			build(t, bin, a)
-			f, err := elf.Open(filepath.Join(bin, "tripleo-agent"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := f.Machine
-			f.Close()
-			if m != machines[a] {
-				t.Fatalf("make build GOARCH=%s made a %v binary, want %v", a, m, machines[a])
+			for _, b := range []string{"tripleo-agent", "os-apply-config"} {
+				f, err := elf.Open(filepath.Join(bin, b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := f.Machine
+				f.Close()
+				if m != machines[a] {
+					t.Fatalf("make build GOARCH=%s made a %v %s, want %v", a, m, b, machines[a])
+				}
 			}
 			wrapped, log := filepath.Join(dir, a+"-qemu"), filepath.Join(dir, a+"-qemu.log")
 			wrappers(t, wrapped, bin, emulators[a], log)

@@ -1,6 +1,7 @@
 // Package install checks what `make install DESTDIR=D PREFIX=/usr` lays
 // out: every program, os-refresh-config script and hook is a relative
-// link to the one binary, the os-apply-config templates render what the
+// link to the agent's binary (os-apply-config is a binary of its own, and
+// os-config-applier a link to it), the os-apply-config templates render what the
 // heat-config element's did, and the tree works in place under D with the
 // programs' environment variables pointing into it.
 package install
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tripleo-go/agent/internal/testkit/pkgtest"
 )
 
 var dest string // the DESTDIR of one make install per test run
@@ -69,7 +72,18 @@ func TestLayout(t *testing.T) {
 	for _, p := range []string{"os-apply-config", "os-config-applier", "os-refresh-config", "dib-run-parts", "os-collect-config",
 		"heat-config-notify", "heat-config-rebuild-deployed", "tripleo-agent-status",
 		"sysctl-set-value", "sysctl-write-value", "sysctl-append-value"} {
-		links = append(links, "usr/bin/"+p)
+		switch target := pkgtest.BinTarget(p); target {
+		case "":
+			if fi, err := os.Lstat(filepath.Join(d, "usr/bin", p)); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o755 {
+				t.Errorf("usr/bin/%s: want a binary of mode 0755 (%v)", p, err)
+			}
+		case "tripleo-agent":
+			links = append(links, "usr/bin/"+p)
+		default:
+			if l, err := os.Readlink(filepath.Join(d, "usr/bin", p)); err != nil || l != target {
+				t.Errorf("usr/bin/%s -> %q (%v), want %s", p, l, err, target)
+			}
+		}
 	}
 	for _, s := range []string{"configure.d/20-os-apply-config",
 		"configure.d/50-heat-config-docker-cmd", "configure.d/50-heat-config-docker-compose", "configure.d/50-heat-config-kubelet",

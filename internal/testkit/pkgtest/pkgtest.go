@@ -63,3 +63,17 @@ func StateOf(t testing.TB, path string) (FileState, bool) {
 	}
 	return FileState{fi.Mode(), string(b)}, true
 }
+
+// BinTarget is what make install puts in bin under a program's name (the
+// Makefile's PROGRAMS): "" for os-apply-config, a binary of its own
+// (cmd/os-apply-config), else the target of a relative link: the
+// os-apply-config binary for its legacy name, tripleo-agent for the rest.
+func BinTarget(program string) string {
+	switch program {
+	case "os-apply-config":
+		return ""
+	case "os-config-applier":
+		return "os-apply-config"
+	}
+	return "tripleo-agent"
+}
