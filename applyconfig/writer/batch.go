@@ -43,8 +43,14 @@ func NewBatch(n int) *Batch {
 // called from several goroutines, once for each index. Its failures are
 // reported by Commit, in order.
 func (b *Batch) Stage(i int, f File) {
-	p, err := planFile(f)
-	if err != nil {
+	var p planned
+	var err error
+	if b.inMadeDir(i, f) {
+		// A directory this run made holds only what it made: nothing to
+		// look up (a first render writes some 1000 files in 300 new
+		// directories; the lookups were a twentieth of its time).
+		p = planNew(f)
+	} else if p, err = planFile(f); err != nil {
 		b.planErr[i] = err
 		return
 	}
@@ -60,6 +66,18 @@ func (b *Batch) Stage(i int, f File) {
 	}
 	p.Body = nil // compared and staged: only its name is needed now
 	b.plan[i] = p
+}
+
+// inMadeDir reports whether file i is written into a directory this run
+// made, one that an earlier staged file already needed (its first file is
+// planned as any other).
+func (b *Batch) inMadeDir(i int, f File) bool {
+	dir := filepath.Dir(f.Path)
+	if !f.writes() || !b.dirs.known(dir) {
+		return false
+	}
+	s, err := b.dirs.mkdirAll(dir, i)
+	return err == nil && s.made
 }
 
 // Abort removes what was staged and every directory made for it.

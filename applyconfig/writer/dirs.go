@@ -48,6 +48,12 @@ func (d *dirs) state(dir string) *dirState {
 	return v.(*dirState)
 }
 
+// known reports whether a file needed dir already.
+func (d *dirs) known(dir string) bool {
+	_, ok := d.m.Load(dir)
+	return ok
+}
+
 // need records that the file at index i needs the directory.
 func (s *dirState) need(i int) {
 	for {

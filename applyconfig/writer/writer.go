@@ -78,7 +78,7 @@ type planned struct {
 
 func planFile(f File) (planned, error) {
 	p := planned{File: f}
-	if !f.AllowEmpty && len(f.Body) == 0 {
+	if !f.writes() {
 		// os.path.exists follows symlinks: a dangling link is "absent".
 		if _, err := os.Stat(f.Path); err == nil {
 			p.act = actDelete
@@ -87,11 +87,7 @@ func planFile(f File) (planned, error) {
 		}
 		return p, nil
 	}
-	p.act = actWrite
-	p.mode = 0o644
-	if f.Mode != 0 {
-		p.mode = f.Mode
-	}
+	p = planNew(f)
 	var lst unix.Stat_t
 	if err := unix.Lstat(f.Path, &lst); err != nil {
 		return p, nil // a new file
@@ -121,6 +117,20 @@ func planFile(f File) (planned, error) {
 	}
 	return p, nil
 }
+
+// planNew plans f as a file that is not there: written with its mode, or
+// 0644.
+func planNew(f File) planned {
+	p := planned{File: f, act: actWrite, mode: 0o644}
+	if f.Mode != 0 {
+		p.mode = f.Mode
+	}
+	return p
+}
+
+// writes reports whether f is written whatever is there: it has content,
+// or may be empty.
+func (f File) writes() bool { return f.AllowEmpty || len(f.Body) > 0 }
 
 // unchanged reports whether the regular file described by st already has
 // the wanted bytes, mode and owner.
