@@ -51,9 +51,8 @@ func (t *template) load(accounts control.Accounts) {
 
 // rendered is a template's outcome.
 type rendered struct {
-	file writer.File
-	err  error // already worded as the reference logs it
-	pre  string
+	err error // already worded as the reference logs it
+	pre string
 }
 
 func install(ctx context.Context, o options, env Env, log *slog.Logger) error {
@@ -139,11 +138,11 @@ func renderAll(ctx context.Context, md *render.Metadata, templates []*template, 
 			if i >= len(templates) {
 				return
 			}
-			results[i] = renderOne(ctx, md, templates[i], accounts)
-			if results[i].err == nil && batch != nil {
-				batch.Stage(i, results[i].file)
-				results[i].file.Body = nil
+			var stage func(writer.File)
+			if batch != nil {
+				stage = func(f writer.File) { batch.Stage(i, f) }
 			}
+			results[i] = renderOne(ctx, md, templates[i], accounts, stage)
 		}
 	}
 	var wg sync.WaitGroup
@@ -161,9 +160,16 @@ type templateError struct{ msg, path string }
 
 func (e *templateError) Error() string { return jsondoc.PyReprTuple(e.msg, e.path) }
 
-func renderOne(ctx context.Context, md *render.Metadata, t *template, accounts control.Accounts) rendered {
+// renderOne renders t and gives its file to stage (nil: nothing is
+// written), whose body is valid only during the call.
+func renderOne(ctx context.Context, md *render.Metadata, t *template, accounts control.Accounts, stage func(writer.File)) rendered {
 	t.load(accounts)
-	body, err := md.Render(ctx, t.src)
+	err := md.RenderTo(ctx, t.src, func(body []byte) {
+		if t.ctlErr == nil && stage != nil {
+			ctl := t.ctl
+			stage(writer.File{Path: t.out, Body: body, Mode: ctl.Mode, UID: ctl.Owner, GID: ctl.Group, AllowEmpty: ctl.AllowEmpty})
+		}
+	})
 	t.src = nil // rendered: its text is garbage now
 	if err != nil {
 		var re *render.Error
@@ -175,10 +181,7 @@ func renderOne(ctx context.Context, md *render.Metadata, t *template, accounts c
 	if t.ctlErr != nil {
 		return rendered{err: t.ctlErr}
 	}
-	ctl := t.ctl
-	return rendered{file: writer.File{
-		Path: t.out, Body: body, Mode: ctl.Mode, UID: ctl.Owner, GID: ctl.Group, AllowEmpty: ctl.AllowEmpty,
-	}}
+	return rendered{}
 }
 
 // loadControl reads and parses the template's control file, if it has one.

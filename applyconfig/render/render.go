@@ -116,18 +116,32 @@ func (m *Metadata) Template(ctx context.Context, path string) ([]byte, error) {
 // Render renders a loaded template: runs it if executable, else renders
 // its text as mustache.
 func (m *Metadata) Render(ctx context.Context, s *Source) ([]byte, error) {
+	var body []byte
+	err := m.RenderTo(ctx, s, func(b []byte) { body = bytes.Clone(b) })
+	return body, err
+}
+
+// RenderTo is Render giving the body to use, which may keep it only
+// during the call: it is a render buffer, which the next template reuses.
+// os-apply-config stages each body as it comes; a copy of each was a
+// tenth of what a first render allocates (its heap's first faults).
+func (m *Metadata) RenderTo(ctx context.Context, s *Source, use func(body []byte)) error {
 	if s.executable {
-		return m.execute(ctx, s.path)
+		body, err := m.execute(ctx, s.path)
+		if err != nil {
+			return err
+		}
+		use(body)
+		return nil
 	}
 	if s.err != nil {
-		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: pyerr.ErrorString(s.err, s.path)}
+		return &Error{Msg: "could not render moustache template " + s.path, Detail: pyerr.ErrorString(s.err, s.path)}
 	}
 	s.Compile()
-	body, err := m.renderCompiled(s.compiled, s.hexText, s.compileErr)
-	if err != nil {
-		return nil, &Error{Msg: "could not render moustache template " + s.path, Detail: err.Error()}
+	if err := m.renderCompiledTo(s.compiled, s.hexText, s.compileErr, use); err != nil {
+		return &Error{Msg: "could not render moustache template " + s.path, Detail: err.Error()}
 	}
-	return body, nil
+	return nil
 }
 
 // Mustache renders template text. Like Python's text-mode read, it wants
@@ -167,8 +181,17 @@ func compile(text []byte) (*mustache.Template, error) {
 // renderCompiled renders a compiled template, or returns compile's error.
 // hexText is the template's text if it holds "0x" (see output.text).
 func (m *Metadata) renderCompiled(tmpl *mustache.Template, hexText []byte, err error) ([]byte, error) {
+	var body []byte
+	// The body is kept: its exact size, not the buffer's doubled capacity.
+	err = m.renderCompiledTo(tmpl, hexText, err, func(b []byte) { body = bytes.Clone(b) })
+	return body, err
+}
+
+// renderCompiledTo renders tmpl and gives use the body, valid during the
+// call.
+func (m *Metadata) renderCompiledTo(tmpl *mustache.Template, hexText []byte, err error, use func([]byte)) error {
 	if err != nil {
-		return nil, err
+		return err
 	}
 	out := outputs.Get().(*output)
 	defer outputs.Put(out)
@@ -179,19 +202,17 @@ func (m *Metadata) renderCompiled(tmpl *mustache.Template, hexText []byte, err e
 		view = m.lazy.context(tmpl)
 	}
 	if err := tmpl.FRender(out, view); err != nil {
-		return nil, oneLine{err}
+		return oneLine{err}
 	}
 	if out.clash {
 		// The text holds a cell's address: render with new cells, m's
 		// kept alive meanwhile so that none has the same address.
-		body, err := NewMetadata(m.cfg).renderCompiled(tmpl, hexText, nil)
+		err := NewMetadata(m.cfg).renderCompiledTo(tmpl, hexText, nil, use)
 		runtime.KeepAlive(m)
-		return body, err
+		return err
 	}
-	// The body is kept until every template is rendered: its exact size,
-	// not the buffer's doubled capacity (a first render's bodies are
-	// several MB, and what the heap holds it first faults in).
-	return bytes.Clone(out.buf.Bytes()), nil
+	use(out.buf.Bytes())
+	return nil
 }
 
 // outputs are the render buffers, reused from template to template.

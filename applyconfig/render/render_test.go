@@ -276,3 +276,38 @@ func TestAddressLikeTextPrintsAsItself(t *testing.T) {
 		t.Errorf("%q: got %q, %v; want %q", tmpl, got, err, want)
 	}
 }
+
+// RenderTo gives the body Render returns, once, for mustache and
+// executable templates, and nothing when the template fails; the next
+// render may reuse the buffer it gave.
+func TestRenderToGivesTheBodyOnce(t *testing.T) {
+	m := md(t)
+	dir := t.TempDir()
+	write := func(name, text string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		path string
+		want string
+		fail bool
+	}{
+		{write("m", "{{x}} {{d.y.z}} {{items}}", 0o644), `foo deep [{"name": "a"}, {"name": "b", "top": "inner"}]`, false},
+		{write("x", "#!/bin/sh\nhead -c 12\n", 0o755), `{"x": "foo",`, false},
+		{write("bad", "{{#x}}", 0o644), "", true},
+		{write("badx", "#!/bin/sh\nexit 3\n", 0o755), "", true},
+	} {
+		var got []string
+		err := m.RenderTo(context.Background(), Load(tc.path), func(b []byte) { got = append(got, string(b)) })
+		body, rerr := m.Render(context.Background(), Load(tc.path))
+		switch {
+		case tc.fail && (err == nil || rerr == nil || len(got) != 0):
+			t.Errorf("%s: RenderTo gave %q, %v; Render %v; want both to fail, nothing given", filepath.Base(tc.path), got, err, rerr)
+		case !tc.fail && (err != nil || len(got) != 1 || got[0] != tc.want || string(body) != tc.want):
+			t.Errorf("%s: RenderTo gave %q, %v; Render %q; want %q once", filepath.Base(tc.path), got, err, body, tc.want)
+		}
+	}
+}
