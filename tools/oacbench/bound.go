@@ -162,10 +162,9 @@ func (t *boundTemplate) parse() error {
 // buffers are render buffers, reused from template to template.
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// renderWrite renders each template and writes its body: one pass, so a
-// body is written while still in the cache.
-func (r *boundRun) renderWrite(outDir string) error {
-	dirs := newDirMaker(outDir)
+// renderEach renders every template, in parallel, and gives each body to
+// use, valid during the call (a pooled buffer).
+func (r *boundRun) renderEach(use func(t *boundTemplate, body []byte) error) error {
 	return inParallel(len(r.list), func(i int) error {
 		t := r.list[i]
 		buf := buffers.Get().(*bytes.Buffer)
@@ -174,8 +173,15 @@ func (r *boundRun) renderWrite(outDir string) error {
 		if err := t.tmpl.FRender(buf, r.view); err != nil {
 			return fmt.Errorf("template %s: %w", t.rel, err)
 		}
-		return dirs.write(t, buf.Bytes())
+		return use(t, buf.Bytes())
 	})
+}
+
+// renderWrite renders each template and writes its body: one pass, so a
+// body is written while still in the cache.
+func (r *boundRun) renderWrite(outDir string) error {
+	dirs := newDirMaker(outDir)
+	return r.renderEach(dirs.write)
 }
 
 // dirMaker creates each output directory once, on first use: only

@@ -77,15 +77,8 @@ func steadyBound(templates string, meta []string, how syncMethod) func(outDir st
 func (r *boundRun) renderUpdate(outDir string, how syncMethod) (int, error) {
 	dirs := newDirMaker(outDir)
 	var changed atomic.Int64
-	err := inParallel(len(r.list), func(i int) error {
-		t := r.list[i]
-		buf := buffers.Get().(*bytes.Buffer)
-		defer buffers.Put(buf)
-		buf.Reset()
-		if err := t.tmpl.FRender(buf, r.view); err != nil {
-			return fmt.Errorf("template %s: %w", t.rel, err)
-		}
-		did, err := dirs.update(t, buf.Bytes(), how)
+	err := r.renderEach(func(t *boundTemplate, body []byte) error {
+		did, err := dirs.update(t, body, how)
 		if did {
 			changed.Add(1)
 		}
