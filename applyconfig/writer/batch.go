@@ -36,6 +36,7 @@ func NewBatch(n int) *Batch {
 		plan:     make([]planned, n),
 		planErr:  make([]error, n),
 		stageErr: make([]error, n),
+		dirs:     dirs{pid: os.Getpid()},
 	}
 }
 
@@ -56,7 +57,11 @@ func (b *Batch) Stage(i int, f File) {
 	}
 	if p.act == actWrite {
 		var dir *dirState
-		if dir, err = b.dirs.mkdirAll(filepath.Dir(p.Path), i); err == nil {
+		if dir, err = b.dirs.mkdirAll(filepath.Dir(p.Path), i); err == nil && dir.made {
+			// In a new tree: under its own name, placed with the tree.
+			p.tree = dir.tree
+			err = writeNew(&p, filepath.Join(dir.at, filepath.Base(p.Path)), b.umask())
+		} else if err == nil {
 			dir.swept()
 			p.tmp, err = writeTemp(&p, b.pid, b.umask())
 		}
@@ -83,7 +88,13 @@ func (b *Batch) inMadeDir(i int, f File) bool {
 // Abort removes what was staged and every directory made for it.
 func (b *Batch) Abort() {
 	removeTemps(b.plan)
-	b.dirs.removeMadeAfter(-1)
+	b.dirs.settle(b.plan, -1)
+}
+
+// discard removes what was staged and not put in place.
+func (b *Batch) discard() {
+	removeTemps(b.plan)
+	b.dirs.discardTrees()
 }
 
 // Commit checks that every file was planned and staged, makes the staged
@@ -109,7 +120,7 @@ func (b *Batch) Commit(log *slog.Logger) (Result, error) {
 	for i, err := range b.stageErr {
 		if err != nil {
 			removeTemps(plan)
-			b.dirs.removeMadeAfter(i)
+			b.dirs.settle(plan, i)
 			return res, err
 		}
 	}
@@ -123,15 +134,15 @@ func (b *Batch) Commit(log *slog.Logger) (Result, error) {
 		if plan[i].act != actWrite {
 			continue
 		}
-		dir := filepath.Dir(plan[i].Path)
-		if dev := b.dirs.state(dir).dev; fsDirs[dev] == "" {
-			fsDirs[dev] = dir
-			order = append(order, dir)
+		dir := b.dirs.state(filepath.Dir(plan[i].Path))
+		if fsDirs[dir.dev] == "" {
+			fsDirs[dir.dev] = dir.at
+			order = append(order, dir.at)
 		}
 	}
 	for _, dir := range order {
 		if err := syncDirFS(dir); err != nil {
-			removeTemps(plan)
+			b.discard()
 			return res, &Error{Path: dir, Err: err}
 		}
 	}
@@ -144,6 +155,12 @@ func (b *Batch) Commit(log *slog.Logger) (Result, error) {
 		p := &plan[i]
 		switch p.act {
 		case actWrite:
+			if p.tree != nil {
+				if err := p.tree.place(); err != nil {
+					return &Error{Path: p.Path, Err: err}
+				}
+				return nil
+			}
 			if err := rename(p.tmp, p.Path); err != nil {
 				return &Error{Path: p.Path, Err: err}
 			}
@@ -157,7 +174,6 @@ func (b *Batch) Commit(log *slog.Logger) (Result, error) {
 		return nil
 	})
 	var dirty changed
-	b.madeParents(&dirty)
 	for i := range plan {
 		p := &plan[i]
 		switch {
@@ -166,10 +182,15 @@ func (b *Batch) Commit(log *slog.Logger) (Result, error) {
 		case p.act == actUnchanged:
 			log.Debug("unchanged " + p.Path)
 			res.Unchanged = append(res.Unchanged, p.Path)
-		case p.act == actWrite && (p.tmp == "" || i == failAt):
+		case p.act == actWrite && (p.replaced() || i == failAt):
 			log.Info("writing " + p.Path)
-			if p.tmp == "" {
+			if p.replaced() {
+				// A new tree's entries were made durable with its files:
+				// only the one naming it is new.
 				dir := filepath.Dir(p.Path)
+				if p.tree != nil {
+					dir = filepath.Dir(p.tree.top.path)
+				}
 				dirty.add(dir, b.dirs.state(dir).dev)
 				res.Written = append(res.Written, p.Path)
 			}
@@ -189,31 +210,8 @@ func (b *Batch) Commit(log *slog.Logger) (Result, error) {
 	if err != nil {
 		// Every file replaced or deleted is listed in res; the others
 		// are as they were, their staged files removed.
-		removeTemps(plan)
+		b.discard()
 		return res, err
 	}
 	return res, dirty.sync()
-}
-
-// madeParents adds to dirty the parent of each directory this run made,
-// which gained an entry, top down, in the order of the files.
-func (b *Batch) madeParents(dirty *changed) {
-	for i := range b.plan {
-		if b.plan[i].act != actWrite {
-			continue
-		}
-		var chain []*dirState
-		for dir := filepath.Dir(b.plan[i].Path); ; {
-			s := b.dirs.state(dir)
-			parent := filepath.Dir(dir)
-			if !s.made || parent == dir {
-				break
-			}
-			chain = append(chain, b.dirs.state(parent))
-			dir = parent
-		}
-		for j := len(chain) - 1; j >= 0; j-- {
-			dirty.add(chain[j].path, chain[j].dev)
-		}
-	}
 }

@@ -1,13 +1,10 @@
 package writer
 
 import (
-	"errors"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,15 +18,20 @@ import (
 // parallel, so each directory is looked at once, by whichever file comes
 // first, and the others wait for that.
 type dirs struct {
-	m sync.Map // directory -> *dirState
+	m   sync.Map // directory -> *dirState
+	pid int      // names the staged trees
 }
 
 type dirState struct {
 	path string
+	// at is where the directory is now: its path, or, inside a new tree
+	// not yet in place, the same under the tree's staged name.
+	at   string
 	once sync.Once
 	err  error
 	dev  uint64
-	made bool // this run created it
+	made bool     // this run created it
+	tree *newTree // the new tree it is in, if made
 	// by is the lowest index of a file that needed it, so that a failure
 	// at index i can leave the directories a run in order would have.
 	by atomic.Int64
@@ -65,7 +67,8 @@ func (s *dirState) need(i int) {
 }
 
 // mkdirAll makes dir and its missing parents (0777 less the umask, as the
-// reference's makedirs) for the file at index i.
+// reference's makedirs) for the file at index i: the topmost missing one
+// as a new tree (see newTree), the others inside it.
 func (d *dirs) mkdirAll(dir string, i int) (*dirState, error) {
 	s := d.state(dir)
 	s.need(i)
@@ -77,12 +80,14 @@ func (d *dirs) make(s *dirState, i int) error {
 	dir := s.path
 	p := filepath.Dir(dir)
 	if _, known := d.m.Load(p); known && p != dir {
-		// A directory this run made holds only what it made: dir is new,
-		// no stat needed before (a first render makes some 300). Should
-		// the mkdir fail, the stat below decides as for others.
-		if parent, err := d.mkdirAll(p, i); err == nil && parent.made && unix.Mkdir(dir, 0o777) == nil {
-			s.made, s.dev = true, parent.dev
-			return nil
+		// Under a directory this run made, dir is new: no stat needed (a
+		// first render makes some 300).
+		parent, err := d.mkdirAll(p, i)
+		if err != nil {
+			return err
+		}
+		if parent.made {
+			return s.makeIn(parent)
 		}
 	}
 	var st unix.Stat_t
@@ -90,35 +95,20 @@ func (d *dirs) make(s *dirState, i int) error {
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
-		s.dev = st.Dev
+		s.at, s.dev = dir, st.Dev
 		return nil
 	}
-	var parent *dirState
-	if p != dir {
-		var err error
-		if parent, err = d.mkdirAll(p, i); err != nil {
-			return err
-		}
+	if p == dir {
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOENT}
 	}
-	err := os.Mkdir(dir, 0o777)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
+	parent, err := d.mkdirAll(p, i)
+	if err != nil {
 		return err
 	}
-	if err == nil && parent != nil {
-		// Made here: on its parent's filesystem (nothing is mounted on
-		// it yet), no stat needed.
-		s.made, s.dev = true, parent.dev
-		return nil
+	if parent.made {
+		return s.makeIn(parent)
 	}
-	s.made = err == nil
-	if err := unix.Stat(dir, &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
-	}
-	s.dev = st.Dev
-	return nil
+	return d.stageTree(s, parent)
 }
 
 // swept removes dead writers' staged files from a directory this run did
@@ -127,23 +117,6 @@ func (d *dirs) make(s *dirState, i int) error {
 func (s *dirState) swept() {
 	if !s.made {
 		s.sweep.Do(func() { s.removed = removeLeftovers(s.path) })
-	}
-}
-
-// removeMadeAfter removes the directories this run made only for files
-// after index i, deepest first (they are empty: their staged files are
-// gone).
-func (d *dirs) removeMadeAfter(i int) {
-	var made []string
-	d.m.Range(func(_, v any) bool {
-		if s := v.(*dirState); s.made && s.by.Load() > int64(i) {
-			made = append(made, s.path)
-		}
-		return true
-	})
-	sort.Slice(made, func(a, b int) bool { return strings.Count(made[a], "/") > strings.Count(made[b], "/") })
-	for _, dir := range made {
-		unix.Rmdir(dir)
 	}
 }
 

@@ -56,6 +56,9 @@ func (b *Batch) sweepRest(log *slog.Logger) {
 	var dirs []*dirState
 	for i := range b.plan {
 		dir := filepath.Dir(b.plan[i].Path)
+		if t := b.plan[i].tree; t != nil {
+			dir = filepath.Dir(t.top.path) // swept before the tree was made
+		}
 		if !seen[dir] {
 			seen[dir] = true
 			dirs = append(dirs, b.dirs.state(dir))
@@ -74,8 +77,8 @@ func (b *Batch) sweepRest(log *slog.Logger) {
 	}
 }
 
-// removeLeftovers removes, from dir, the staged files of writers that are
-// no longer running (killed, or the machine lost power). After a power
+// removeLeftovers removes, from dir, the staged files and trees of writers
+// that are no longer running (killed, or the machine lost power). After a power
 // cut the PIDs start again from 1, so a staged file's PID is often alive
 // again, another process's or this one's: see deadWriter.
 func removeLeftovers(dir string) (removed []string) {
@@ -98,11 +101,18 @@ func removeLeftovers(dir string) (removed []string) {
 		}
 		path := filepath.Join(dir, name)
 		var st unix.Stat_t
-		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
-			!deadWriter(pid, time.Unix(st.Mtim.Unix())) {
+		if unix.Lstat(path, &st) != nil || !deadWriter(pid, time.Unix(st.Mtim.Unix())) {
 			continue
 		}
-		if os.Remove(path) == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			err = os.Remove(path)
+		case unix.S_IFDIR: // a new tree, never placed
+			err = os.RemoveAll(path)
+		default:
+			continue
+		}
+		if err == nil {
 			removed = append(removed, path)
 		}
 	}

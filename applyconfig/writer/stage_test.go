@@ -90,8 +90,8 @@ func otherThread(t *testing.T) int {
 	return 0
 }
 
-// The next run removes what a killed run staged, in every directory it
-// writes into, and nothing else: not a running writer's files, not an
+// The next run removes what a killed run staged (files and new trees), in
+// every directory it writes into, and nothing else: not a running writer's files, not an
 // operator's files that look alike.
 func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
 	dir := t.TempDir()
@@ -112,11 +112,16 @@ func TestLeftoversOfDeadWritersAreRemoved(t *testing.T) {
 		put(dir, "tmpabcdefgh"), // the reference's naming: may be anyone's
 		put(dir, ".os-apply-config-"+strconv.Itoa(dead)+"-abcdefgh.tmp.bak"),
 	}
-	notAFile := filepath.Join(dir, stageName(dead))
-	if err := os.Mkdir(notAFile, 0o755); err != nil {
-		t.Fatal(err)
+	// New trees, staged whole: a dead writer's goes, files and all.
+	deadTree, liveTree := filepath.Join(dir, stageName(dead)), filepath.Join(dir, stageName(runningWriter(t)))
+	for _, tree := range []string{deadTree, liveTree} {
+		if err := os.MkdirAll(filepath.Join(tree, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		put(filepath.Join(tree, "sub"), "nova.conf")
 	}
-	kept = append(kept, notAFile)
+	gone = append(gone, deadTree)
+	kept = append(kept, liveTree)
 
 	if _, err := Apply([]File{file(filepath.Join(dir, "a.conf"), "a\n"), file(filepath.Join(other, "b.conf"), "b\n")}, logging.Discard); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,8 @@
 //   - a file whose bytes, mode and owner already match is left alone, so
 //     nothing watching the file sees a change that is not one;
 //   - every file is staged before any is replaced, so a failure while
-//     writing (full disk, bad directory) leaves every target as it was;
+//     writing (full disk, bad directory) leaves every target as it was; a
+//     directory that is not there is staged whole (tree.go);
 //   - staged data reaches the disk before the renames (one syncfs per
 //     filesystem rather than one fsync per file, which would cost as much as
 //     the whole run) and the renames reach it before success is reported
@@ -71,9 +72,19 @@ const (
 type planned struct {
 	File
 	act  action
-	tmp  string // the staged file, until it is renamed
+	tmp  string   // the staged file, until it is renamed
+	tree *newTree // or the new tree it is written in
 	mode uint32
 	done bool // deleted
+}
+
+// replaced reports whether a file to write is in place: renamed, or its
+// tree placed.
+func (p *planned) replaced() bool {
+	if p.tree != nil {
+		return p.tree.placed.Load()
+	}
+	return p.tmp == ""
 }
 
 func planFile(f File) (planned, error) {
@@ -222,31 +233,51 @@ func syncDirFS(dir string) error {
 // directory, which exists (see stageName), and returns its path.
 func writeTemp(p *planned, pid int, umask uint32) (string, error) {
 	dir := filepath.Dir(p.Path)
-	// A file is created with its final mode when the umask leaves all of
-	// it and it has no set-id or sticky bit (which chown would clear, and
-	// which must come with an explicit chmod): no fchmod per file.
-	created := p.mode&^0o777 == 0 && p.mode&umask == 0
-	createMode := uint32(0o600)
-	if created {
-		createMode = p.mode
-	}
-	var fd int
-	var name string
+	mode, created := createMode(p.mode, umask)
 	for try := 0; ; try++ {
-		name = filepath.Join(dir, stageName(pid))
-		var err error
-		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, createMode)
+		name := filepath.Join(dir, stageName(pid))
+		fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, mode)
 		if err == nil {
-			break
+			if err := fill(fd, name, p, created); err != nil {
+				return "", err
+			}
+			return name, nil
 		}
 		if err != unix.EEXIST || try > 100 {
 			return "", err
 		}
 	}
-	fail := func(err error) (string, error) {
+}
+
+// writeNew writes p's body to at, its name in a new tree.
+func writeNew(p *planned, at string, umask uint32) error {
+	mode, created := createMode(p.mode, umask)
+	fd, err := unix.Open(at, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return err
+	}
+	return fill(fd, at, p, created)
+}
+
+// createMode is the mode to create a file of the given mode with, and
+// whether that is its mode already. A file is created with its final
+// mode when the umask leaves all of it and it has no set-id or sticky bit
+// (which chown would clear, and which must come with an explicit chmod):
+// no fchmod per file.
+func createMode(mode, umask uint32) (uint32, bool) {
+	if mode&^0o777 == 0 && mode&umask == 0 {
+		return mode, true
+	}
+	return 0o600, false
+}
+
+// fill writes p's body, mode and owner to fd, a new file named name, and
+// closes it; on failure it removes the file.
+func fill(fd int, name string, p *planned, created bool) error {
+	fail := func(err error) error {
 		unix.Close(fd)
 		unix.Unlink(name)
-		return "", err
+		return err
 	}
 	for body := p.Body; len(body) > 0; {
 		n, err := unix.Write(fd, body)
@@ -271,9 +302,9 @@ func writeTemp(p *planned, pid int, umask uint32) (string, error) {
 	}
 	if err := unix.Close(fd); err != nil {
 		unix.Unlink(name)
-		return "", err
+		return err
 	}
-	return name, nil
+	return nil
 }
 
 const suffixChars = "abcdefghijklmnopqrstuvwxyz0123456789_"

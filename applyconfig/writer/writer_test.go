@@ -208,14 +208,18 @@ func recordSyncs(t *testing.T) *syncs {
 }
 
 // Durability is batched: one syncfs for all staged files of a filesystem
-// before the renames, then one fsync per directory that changed (including
-// the parents of directories created on the way).
+// before the renames, then one fsync per directory whose entries changed.
+// A new tree's own entries are made durable with its files, before it is
+// renamed: only the directory that gains it changes.
 func TestDurabilityIsBatched(t *testing.T) {
 	s := recordSyncs(t)
 
 	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "etc/a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var files []File
-	for _, p := range []string{"etc/a/1", "etc/a/2", "etc/a/3", "etc/b/1", "top"} {
+	for _, p := range []string{"etc/a/1", "etc/a/2", "etc/b/1", "etc/c/d/1", "top"} {
 		files = append(files, file(filepath.Join(dir, p), "x"))
 	}
 	if _, err := Apply(files, logging.Discard); err != nil {
@@ -224,7 +228,7 @@ func TestDurabilityIsBatched(t *testing.T) {
 	if len(s.fs) != 1 {
 		t.Errorf("syncfs calls: %v, want 1", s.fs)
 	}
-	want := map[string]bool{dir: true, dir + "/etc": true, dir + "/etc/a": true, dir + "/etc/b": true}
+	want := map[string]bool{dir: true, dir + "/etc": true, dir + "/etc/a": true}
 	if len(s.dirs) != len(want) {
 		t.Errorf("directory syncs %v, want each of %v once", s.dirs, want)
 	}
@@ -244,7 +248,7 @@ func TestDurabilityIsBatched(t *testing.T) {
 }
 
 // Past maxDirFsyncs changed directories on a filesystem, one syncfs after
-// the renames replaces the directory fsyncs (a first render creates
+// the renames replaces the directory fsyncs (a render may write into
 // hundreds of directories, each fsync a journal commit).
 func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
 	s := recordSyncs(t)
@@ -253,6 +257,9 @@ func TestManyDirectoriesSyncTheFilesystemOnce(t *testing.T) {
 	var files []File
 	for i := range maxDirFsyncs + 1 {
 		files = append(files, file(filepath.Join(dir, "etc", fmt.Sprint(i), "f"), "x"))
+		if err := os.MkdirAll(filepath.Dir(files[i].Path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := Apply(files, logging.Discard); err != nil {
 		t.Fatal(err)
@@ -295,47 +302,69 @@ func TestControlModeAndOwnerOnNewAndExistingFiles(t *testing.T) {
 	}
 }
 
-// A file that fails while the staged files are written in parallel (its
-// directories made, its staging file not creatable) leaves what a loop
-// in order would have: no staged file anywhere, its own directories and
-// those before it, none of a later file's, no target replaced; and the
-// error names it, not a later failure.
+// A file that fails while the staged files are written in parallel leaves
+// what a loop in order would have: no staged file or tree anywhere, its
+// own directories and those before it (empty), none of a later file's, no
+// target replaced; and the error names it, not a later failure. Each
+// failure here is in a new tree (a name too long, ENAMETOOLONG even for
+// root) and in a directory that was there (room for the target's name
+// but not for a staging file's).
 func TestFailedParallelWriteRemovesLaterDirectories(t *testing.T) {
-	dir := t.TempDir()
-	// A directory whose path leaves room for the target's name but not
-	// for a staging file's: creating the staging file fails with
-	// ENAMETOOLONG, even for root.
-	const want = unix.PathMax - 20
-	long := dir
-	for len(long) < want {
-		long = filepath.Join(long, strings.Repeat("d", min(200, want-len(long)-1)))
+	tooLong := strings.Repeat("n", 256)
+	for _, tc := range []struct {
+		name string
+		// failing returns the failing file, and the directory of the
+		// failing file that this run made and must leave, if any.
+		failing func(t *testing.T, dir string) (file, made string)
+	}{
+		{"in a new tree", func(t *testing.T, dir string) (string, string) {
+			return filepath.Join(dir, "mine", "a", tooLong), filepath.Join(dir, "mine", "a")
+		}},
+		{"in a directory that was there", func(t *testing.T, dir string) (string, string) {
+			const want = unix.PathMax - 20
+			long := dir
+			for len(long) < want {
+				long = filepath.Join(long, strings.Repeat("d", min(200, want-len(long)-1)))
+			}
+			if err := os.MkdirAll(long, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(long, "f"), ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			failing, made := tc.failing(t, dir)
+			good := filepath.Join(dir, "good.conf")
+			os.WriteFile(good, []byte("old"), 0o644)
+			before := filepath.Join(dir, "before", "b", "1.conf")
+			later := filepath.Join(dir, "later", "a", "2.conf")
+			alsoBad := filepath.Join(dir, "worse", tooLong) // fails too, later
+			_, err := Apply([]File{file(good, "new"), file(before, "1"), file(failing, "x"), file(later, "2"), file(alsoBad, "y")}, logging.Discard)
+			if we, ok := err.(*Error); !ok || we.Path != failing {
+				t.Fatalf("error does not name the first failing file: %v", err)
+			}
+			if mustRead(t, good) != "old" {
+				t.Error("good.conf was replaced")
+			}
+			for _, d := range []string{filepath.Dir(before), made} {
+				if entries, err := os.ReadDir(d); d != "" && (err != nil || len(entries) != 0) {
+					t.Errorf("%s: want it made and empty: %v %v", d, entries, err)
+				}
+			}
+			for _, d := range []string{filepath.Join(dir, "later"), filepath.Join(dir, "worse")} {
+				if _, err := os.Stat(d); !os.IsNotExist(err) {
+					t.Errorf("%s: a later file's directory was left: %v", d, err)
+				}
+			}
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && stagePattern().MatchString(d.Name()) {
+					t.Errorf("staged file or tree left: %s", p)
+				}
+				return nil
+			})
+		})
 	}
-	failing := filepath.Join(long, "f")
-	good := filepath.Join(dir, "good.conf")
-	os.WriteFile(good, []byte("old"), 0o644)
-	later := filepath.Join(dir, "later", "a", "2.conf")
-	alsoBad := filepath.Join(long+"x", "g") // fails too, later
-	_, err := Apply([]File{file(good, "new"), file(failing, "x"), file(later, "2"), file(alsoBad, "y")}, logging.Discard)
-	if we, ok := err.(*Error); !ok || we.Path != failing {
-		t.Fatalf("error does not name the first failing file: %v", err)
-	}
-	if mustRead(t, good) != "old" {
-		t.Error("good.conf was replaced")
-	}
-	if _, err := os.Stat(long); err != nil {
-		t.Errorf("the failing file's directory was removed: %v", err)
-	}
-	for _, d := range []string{filepath.Join(dir, "later"), long + "x"} {
-		if _, err := os.Stat(d); !os.IsNotExist(err) {
-			t.Errorf("%s: a later file's directory was left: %v", d, err)
-		}
-	}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && stagePattern().MatchString(d.Name()) {
-			t.Errorf("staged file left: %s", p)
-		}
-		return nil
-	})
 }
 
 // A file gets exactly its mode whatever the umask: created with it when

@@ -76,7 +76,7 @@ func oldOrNew(got, old, want map[string]entry) (problems []string, staged int) {
 		o, isOld := old[rel]
 		switch {
 		case isNew && same(e, w), isOld && same(e, o):
-		case !isNew && !isOld && stagedName.MatchString(filepath.Base(rel)):
+		case !isNew && !isOld && isStaged(rel):
 			staged++
 		default:
 			problems = append(problems, fmt.Sprintf("%s is neither old nor new (%d bytes, %v, %d:%d)", rel, len(e.body), e.mode, e.uid, e.gid))
@@ -96,7 +96,7 @@ func oldOrNew(got, old, want map[string]entry) (problems []string, staged int) {
 func withoutStaged(tree map[string]entry) map[string]entry {
 	out := map[string]entry{}
 	for rel, e := range tree {
-		if !stagedName.MatchString(filepath.Base(rel)) {
+		if !isStaged(rel) {
 			out[rel] = e
 		}
 	}

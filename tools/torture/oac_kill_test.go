@@ -144,8 +144,19 @@ func mustRender(t *testing.T, oac, templates, out string, meta []string) time.Du
 }
 
 // What a killed os-apply-config may leave beside its targets: its staged
-// files, under names directory readers skip (applyconfig/writer).
+// files and new trees, under names directory readers skip
+// (applyconfig/writer).
 var stagedName = regexp.MustCompile(`^\.os-apply-config-[0-9]+-[a-z0-9_]{8}\.tmp$`)
+
+// isStaged reports whether rel is a staged file or in a staged tree.
+func isStaged(rel string) bool {
+	for part := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
+		if stagedName.MatchString(part) {
+			return true
+		}
+	}
+	return false
+}
 
 // TestKillApplyConfig kills os-apply-config at a random instant of a
 // render of the 1000-template bench corpus, in two cases: a first render

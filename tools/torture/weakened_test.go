@@ -48,8 +48,8 @@ func weaken(t *testing.T, rel, snippet, replacement string) string {
 func TestWeakenedBuildIsCaught(t *testing.T) {
 	trials := count(t, "TORTURE_WEAKENED_CUTS", quickWeakenedCuts)
 	overlay := weaken(t, "applyconfig/writer/batch.go",
-		"\t\tif err := syncDirFS(dir); err != nil {\n\t\t\tremoveTemps(plan)",
-		"\t\tif err := error(nil); err != nil {\n\t\t\tremoveTemps(plan)")
+		"\t\tif err := syncDirFS(dir); err != nil {\n\t\t\tb.discard()",
+		"\t\tif err := error(nil); err != nil {\n\t\t\tb.discard()")
 	agent := installed(t, overlay)
 	n := newNode(t, agent)
 	n.bind(filepath.Join(repoRoot(), "examples/node"), "srv/example", false)
