@@ -16,7 +16,7 @@ type applyScenario struct {
 	templates        string   // on the node
 	oldMeta, newMeta []string // on the node; oldMeta nil: a fresh render
 	old, want        map[string]entry
-	staged           int // staged files the faults left, all swept by the next run
+	staged           int // staged files and trees the faults left, all swept by the next run
 }
 
 func (s *applyScenario) args(meta []string) []string {
@@ -46,7 +46,11 @@ func (s *applyScenario) afterFault(n *node, completed bool) []string {
 		return []string{err.Error()}
 	}
 	problems, staged := oldOrNew(got, s.old, s.want)
-	s.staged += staged
+	beside, err := stagedBeside(n.path("out"))
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	s.staged += staged + beside
 	if completed {
 		if d := diffTrees(withoutStaged(got), s.want); d != "" {
 			problems = append(problems, "os-apply-config had exited 0, yet: "+d)
@@ -64,6 +68,9 @@ func (s *applyScenario) afterRerun(n *node) []string {
 	}
 	if d := diffTrees(got, s.want); d != "" {
 		return []string{"after the next run: " + d}
+	}
+	if beside, err := stagedBeside(n.path("out")); beside != 0 || err != nil {
+		return []string{fmt.Sprintf("after the next run: %d staged trees beside /out (%v)", beside, err)}
 	}
 	return nil
 }
