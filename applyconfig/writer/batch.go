@@ -62,7 +62,7 @@ func (b *Batch) Stage(i int, f File) {
 			p.tree = dir.tree
 			err = writeNew(&p, filepath.Join(dir.at, filepath.Base(p.Path)), b.umask())
 		} else if err == nil {
-			dir.swept()
+			b.dirs.sweep(dir)
 			p.tmp, err = writeTemp(&p, b.pid, b.umask())
 		}
 		if err != nil {

@@ -20,6 +20,8 @@ import (
 type dirs struct {
 	m   sync.Map // directory -> *dirState
 	pid int      // names the staged trees
+	// found tells that a sweep removed something: a writer died here.
+	found atomic.Bool
 }
 
 type dirState struct {
@@ -111,12 +113,16 @@ func (d *dirs) make(s *dirState, i int) error {
 	return d.stageTree(s, parent)
 }
 
-// swept removes dead writers' staged files from a directory this run did
+// sweep removes dead writers' staged files from a directory this run did
 // not make, once, before this run stages its own files there (see
 // removeLeftovers, which takes this process's files for a dead writer's).
-func (s *dirState) swept() {
+func (d *dirs) sweep(s *dirState) {
 	if !s.made {
-		s.sweep.Do(func() { s.removed = removeLeftovers(s.path) })
+		s.sweep.Do(func() {
+			if s.removed = removeLeftovers(s.path); len(s.removed) > 0 {
+				d.found.Store(true)
+			}
+		})
 	}
 }
 

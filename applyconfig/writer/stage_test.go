@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,5 +181,52 @@ func TestLeftoversOfWritersBeforeAReboot(t *testing.T) {
 	}
 	if _, err := os.Lstat(kept); err != nil {
 		t.Errorf("a running writer's staged file was removed: %v", err)
+	}
+}
+
+// A directory is swept before a file is staged in it. The others of the
+// run (of its unchanged files) are swept only once a sweep found a dead
+// writer's files: a run killed part way left them where this run writes
+// (their targets still differ), and a run that finds none there reads
+// no other directory.
+func TestLeftoversElsewhereAreSweptOnceOneIsFound(t *testing.T) {
+	dir := t.TempDir()
+	changed, same := filepath.Join(dir, "changed"), filepath.Join(dir, "same")
+	for _, d := range []string{changed, same} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "f.conf"), []byte("old\n"), 0o644)
+	}
+	dead := deadPID(t)
+	leftover := func(d string) string {
+		p := filepath.Join(d, stageName(dead))
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	files := func(body string) []File {
+		return []File{file(filepath.Join(changed, "f.conf"), body), file(filepath.Join(same, "f.conf"), "old\n")}
+	}
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+	elsewhere := leftover(same)
+	if _, err := Apply(files("new 1\n"), logging.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(elsewhere) {
+		t.Fatalf("%s: swept, though the directories written into held no leftover", elsewhere)
+	}
+	here := leftover(changed)
+	var logged bytes.Buffer
+	if _, err := Apply(files("new 2\n"), logging.New(&logged, logging.Options{Identifier: "t"})); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{here, elsewhere} {
+		if exists(p) {
+			t.Errorf("%s: left, though a leftover was found", p)
+		}
+		if !strings.Contains(logged.String(), "removed "+p+", staged by a run that did not finish") {
+			t.Errorf("removal of %s not logged:\n%s", p, logged.String())
+		}
 	}
 }

@@ -33,7 +33,7 @@ type newTree struct {
 // of a new tree under a staged name. parent is swept first, so that no
 // later sweep takes this tree for a dead writer's.
 func (d *dirs) stageTree(s, parent *dirState) error {
-	parent.swept()
+	d.sweep(parent)
 	for try := 0; ; try++ {
 		at := filepath.Join(parent.at, stageName(d.pid))
 		err := unix.Mkdir(at, 0o777)
