@@ -54,6 +54,7 @@ type bench struct {
 	ours     program
 	stdout   io.Writer
 	progress io.Writer
+	made     int // output directories made so far (newDir)
 }
 
 // cases returns the scenarios selected by -case, in a fixed order.
@@ -69,34 +70,31 @@ func (b *bench) cases() []benchCase {
 	return []benchCase{fresh, steady}
 }
 
-// prepareEmpty gives every fresh run a new empty output directory.
-func (b *bench) prepareEmpty(_ context.Context, _ program, outDir string) error {
-	return resetDir(outDir)
-}
+// prepareEmpty leaves a fresh run's output directory empty, as newDir
+// made it.
+func (b *bench) prepareEmpty(context.Context, program, string) error { return nil }
 
 // prepareRendered fills the output directory with a complete render of the
 // original metadata by the same program, so the timed run measures an
 // update of an existing tree after one service's values changed.
 func (b *bench) prepareRendered(ctx context.Context, p program, outDir string) error {
-	if err := resetDir(outDir); err != nil {
-		return err
-	}
 	_, err := b.render(ctx, p, outDir, b.paths.meta, "steady-prepare")
 	return err
 }
 
-func resetDir(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("reset %s: %w", dir, err)
-	}
+// newDir makes a new empty output directory for one run, named after it.
+// Nothing under it is deleted before the bench ends: on ext4 without a
+// journal, the kernel skips, one by one, the inodes freed in the last
+// minutes when it allocates one (see README.md), so a run that follows a
+// deletion pays for it, and which side followed which deletion decided
+// the fresh ratio on disk.
+func (b *bench) newDir(name string) (string, error) {
+	b.made++
+	dir := filepath.Join(b.workdir, "out", fmt.Sprintf("%03d-%s", b.made, name))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("reset %s: %w", dir, err)
+		return "", err
 	}
-	return nil
-}
-
-func (b *bench) outDir(c benchCase, p program) string {
-	return filepath.Join(b.workdir, "out", c.name+"-"+p.label)
+	return dir, nil
 }
 
 // runCase alternates ref and ours, round after round, so that slow drifts
@@ -112,14 +110,18 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 			p       program
 			samples *[]sample
 		}{{b.ref, &res.ref}, {b.ours, &res.ours}}
+		outs := map[string]string{}
 		for _, side := range sides {
-			out := b.outDir(c, side.p)
+			out, err := b.newDir(c.name + "-" + side.p.label)
+			if err != nil {
+				return res, err
+			}
+			outs[side.p.label] = out
 			if err := c.prepare(ctx, side.p, out); err != nil {
 				return res, err
 			}
-			// Flush the previous runs' dirty pages and deletions now, so
-			// that their writeback (and, on a disk mounted with discard, the
-			// discards) does not land inside the next timed run.
+			// Flush the previous runs' dirty pages now, so that their
+			// writeback does not land inside the next timed run.
 			syscall.Sync()
 			s, err := b.render(ctx, side.p, out, c.meta, c.name)
 			if err != nil {
@@ -134,12 +136,12 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 			}
 		}
 		if round == 0 {
-			if err := b.verify(ctx, &c); err != nil {
+			if err := b.verify(ctx, &c, outs[b.ref.label], outs[b.ours.label]); err != nil {
 				return res, err
 			}
 		}
 		if c.floor != nil && round >= b.cfg.warmup {
-			d, err := b.timeFloor(c)
+			d, err := b.timeFloor(c, outs[b.ours.label])
 			if err != nil {
 				return res, fmt.Errorf("case %s: floor: %w", c.name, err)
 			}
@@ -156,21 +158,17 @@ func (b *bench) runCase(ctx context.Context, c benchCase) (caseResult, error) {
 
 // timeFloor times c's floor in a directory readied like the programs'.
 // The fresh floor writes into its own empty directory; the steady floor
-// reads ours' output, which the round just brought up to date.
-func (b *bench) timeFloor(c benchCase) (time.Duration, error) {
-	dir := b.outDir(c, b.ours)
+// reads ours' output (oursOut), which the round just brought up to date.
+func (b *bench) timeFloor(c benchCase, oursOut string) (time.Duration, error) {
+	dir := oursOut
 	if c.name == "fresh" {
-		dir = filepath.Join(b.workdir, "out", "fresh-floor")
-		if err := resetDir(dir); err != nil {
+		var err error
+		if dir, err = b.newDir("fresh-floor"); err != nil {
 			return 0, err
 		}
 	}
 	syscall.Sync()
-	d, err := c.floor(dir)
-	if c.name == "fresh" {
-		os.RemoveAll(dir)
-	}
-	return d, err
+	return c.floor(dir)
 }
 
 // timeBound times c's bound in a new empty directory, then its parts,
@@ -180,14 +178,13 @@ func (b *bench) timeBound(c benchCase, res *caseResult) error {
 	if c.name == "steady" {
 		return b.timeSteadyBound(c, res)
 	}
-	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
 	for _, mode := range []string{"bound", "parts"} {
-		if err := resetDir(dir); err != nil {
+		dir, err := b.newDir(c.name + "-" + mode)
+		if err != nil {
 			return err
 		}
 		syscall.Sync()
 		ds, err := runBoundWorker(mode, dir, b.paths.templates, c.meta)
-		os.RemoveAll(dir)
 		switch {
 		case err != nil:
 			return err
@@ -206,11 +203,10 @@ func (b *bench) timeBound(c benchCase, res *caseResult) error {
 // but for the bodies: the same paths and modes. Bodies differ where Go
 // and Python format values differently; their count is printed.
 func (b *bench) checkBound(c *benchCase, oursTree map[string]entry) error {
-	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
-	if err := resetDir(dir); err != nil {
+	dir, err := b.newDir(c.name + "-bound-check")
+	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	if _, err := runBoundWorker("bound", dir, b.paths.templates, c.meta); err != nil {
 		return fmt.Errorf("case %s: %w", c.name, err)
 	}
@@ -223,16 +219,17 @@ func (b *bench) checkBound(c *benchCase, oursTree map[string]entry) error {
 	return nil
 }
 
-// prepareSteadyBound fills dir as prepareRendered fills the programs'
-// output dirs, but with the fresh bound's render of the original
-// metadata: the bound then compares its render with its own, where Go's
-// value formatting is the same on both sides.
-func (b *bench) prepareSteadyBound(dir string) error {
-	if err := resetDir(dir); err != nil {
-		return err
+// prepareSteadyBound makes a directory and fills it as prepareRendered
+// fills the programs' output dirs, but with the fresh bound's render of
+// the original metadata: the bound then compares its render with its own,
+// where Go's value formatting is the same on both sides.
+func (b *bench) prepareSteadyBound(name string) (string, error) {
+	dir, err := b.newDir(name)
+	if err != nil {
+		return "", err
 	}
-	_, err := runBoundWorker("bound", dir, b.paths.templates, b.paths.meta)
-	return err
+	_, err = runBoundWorker("bound", dir, b.paths.templates, b.paths.meta)
+	return dir, err
 }
 
 // runSteadyBound runs the steady bound in dir, readied by
@@ -251,9 +248,8 @@ func (b *bench) runSteadyBound(c benchCase, dir string) (time.Duration, int, err
 
 // timeSteadyBound times the steady bound once in a readied directory.
 func (b *bench) timeSteadyBound(c benchCase, res *caseResult) error {
-	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
-	defer os.RemoveAll(dir)
-	if err := b.prepareSteadyBound(dir); err != nil {
+	dir, err := b.prepareSteadyBound(c.name + "-bound")
+	if err != nil {
 		return err
 	}
 	syscall.Sync()
@@ -272,9 +268,8 @@ func (b *bench) timeSteadyBound(c benchCase, res *caseResult) error {
 // paths ours changed (oursChanged), no more (its count of writes), and
 // left the paths and modes ours left.
 func (b *bench) checkSteadyBound(c *benchCase, oursTree map[string]entry, oursChanged []string) error {
-	dir := filepath.Join(b.workdir, "out", c.name+"-bound")
-	defer os.RemoveAll(dir)
-	if err := b.prepareSteadyBound(dir); err != nil {
+	dir, err := b.prepareSteadyBound(c.name + "-bound-check")
+	if err != nil {
 		return fmt.Errorf("case %s: %w", c.name, err)
 	}
 	before, err := snapshot(dir)
@@ -362,13 +357,14 @@ func tail(path string, n int) string {
 	return string(data)
 }
 
-// verify compares the trees both programs wrote in the same round.
-func (b *bench) verify(ctx context.Context, c *benchCase) error {
-	refTree, err := snapshot(b.outDir(*c, b.ref))
+// verify compares the trees both programs wrote in the same round, in
+// refOut and oursOut.
+func (b *bench) verify(ctx context.Context, c *benchCase, refOut, oursOut string) error {
+	refTree, err := snapshot(refOut)
 	if err != nil {
 		return err
 	}
-	oursTree, err := snapshot(b.outDir(*c, b.ours))
+	oursTree, err := snapshot(oursOut)
 	if err != nil {
 		return err
 	}
@@ -417,8 +413,8 @@ func (b *bench) reportMismatch(c *benchCase, diffs []string) {
 // original metadata once more with the reference (untimed) and counts the
 // differences to the steady output, and returns the paths that differ.
 func (b *bench) reportSteadyChange(ctx context.Context, steadyTree map[string]entry) ([]string, error) {
-	base := filepath.Join(b.workdir, "out", "steady-baseline")
-	if err := resetDir(base); err != nil {
+	base, err := b.newDir("steady-baseline")
+	if err != nil {
 		return nil, err
 	}
 	if _, err := b.render(ctx, b.ref, base, b.paths.meta, "steady-baseline"); err != nil {
