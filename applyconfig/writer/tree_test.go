@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -12,17 +14,21 @@ import (
 
 // hookRenames replaces renameDir and rename for a test: each tree's
 // rename goes through before, which may fail it; per-file renames are
-// counted.
-func hookRenames(t *testing.T, before func(from, to string) error) (files *int) {
+// counted. Both run in parallel: before is called under a lock.
+func hookRenames(t *testing.T, before func(from, to string) error) (files *atomic.Int64) {
 	realDir, realFile := renameDir, rename
-	files = new(int)
+	files = new(atomic.Int64)
+	var mu sync.Mutex
 	renameDir = func(from, to string) error {
-		if err := before(from, to); err != nil {
+		mu.Lock()
+		err := before(from, to)
+		mu.Unlock()
+		if err != nil {
 			return err
 		}
 		return realDir(from, to)
 	}
-	rename = func(from, to string) error { *files++; return realFile(from, to) }
+	rename = func(from, to string) error { files.Add(1); return realFile(from, to) }
 	t.Cleanup(func() { renameDir, rename = realDir, realFile })
 	return files
 }
@@ -65,8 +71,8 @@ func TestNewTreesArePlacedWhole(t *testing.T) {
 	if want := []string{dir + "/etc/glance", dir + "/etc/nova", dir + "/top"}; !slices.Equal(placed, want) {
 		t.Errorf("trees placed %v, want %v", placed, want)
 	}
-	if *fileRenames != 1 {
-		t.Errorf("%d files renamed on their own, want 1 (etc/loose.conf)", *fileRenames)
+	if n := fileRenames.Load(); n != 1 {
+		t.Errorf("%d files renamed on their own, want 1 (etc/loose.conf)", n)
 	}
 	if len(res.Written) != len(paths) {
 		t.Errorf("written %v", res.Written)
