@@ -19,7 +19,6 @@ import (
 // Either way no target changes before Commit, and after a failure the
 // directories left are those a run in order would have made.
 type Batch struct {
-	pid   int
 	umask func() uint32
 	plan  []planned
 	// planErr and stageErr are each file's failure, if any.
@@ -31,7 +30,6 @@ type Batch struct {
 // are to be put in place.
 func NewBatch(n int) *Batch {
 	return &Batch{
-		pid:      os.Getpid(),
 		umask:    sync.OnceValue(currentUmask),
 		plan:     make([]planned, n),
 		planErr:  make([]error, n),
@@ -57,13 +55,13 @@ func (b *Batch) Stage(i int, f File) {
 	}
 	if p.act == actWrite {
 		var dir *dirState
-		if dir, err = b.dirs.mkdirAll(filepath.Dir(p.Path), i); err == nil && dir.made {
+		if dir, err = b.dirs.mkdirAll(filepath.Dir(p.Path), i); err == nil && dir.made() {
 			// In a new tree: under its own name, placed with the tree.
 			p.tree = dir.tree
 			err = writeNew(&p, filepath.Join(dir.at, filepath.Base(p.Path)), b.umask())
 		} else if err == nil {
 			b.dirs.sweep(dir)
-			p.tmp, err = writeTemp(&p, b.pid, b.umask())
+			p.tmp, err = writeTemp(&p, b.dirs.pid, b.umask())
 		}
 		if err != nil {
 			b.stageErr[i] = &Error{Path: p.Path, Err: err}
@@ -82,7 +80,7 @@ func (b *Batch) inMadeDir(i int, f File) bool {
 		return false
 	}
 	s, err := b.dirs.mkdirAll(dir, i)
-	return err == nil && s.made
+	return err == nil && s.made()
 }
 
 // Abort removes what was staged and every directory made for it.

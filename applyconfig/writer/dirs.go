@@ -19,7 +19,7 @@ import (
 // first, and the others wait for that.
 type dirs struct {
 	m   sync.Map // directory -> *dirState
-	pid int      // names the staged trees
+	pid int      // names the staged files and trees
 	// found tells that a sweep removed something: a writer died here.
 	found atomic.Bool
 }
@@ -32,8 +32,7 @@ type dirState struct {
 	once sync.Once
 	err  error
 	dev  uint64
-	made bool     // this run created it
-	tree *newTree // the new tree it is in, if made
+	tree *newTree // the new tree it is in, if this run made it
 	// by is the lowest index of a file that needed it, so that a failure
 	// at index i can leave the directories a run in order would have.
 	by atomic.Int64
@@ -41,6 +40,9 @@ type dirState struct {
 	sweep   sync.Once
 	removed []string // dead writers' staged files removed from it
 }
+
+// made reports whether this run made the directory (in a new tree).
+func (s *dirState) made() bool { return s.tree != nil }
 
 func (d *dirs) state(dir string) *dirState {
 	if v, ok := d.m.Load(dir); ok {
@@ -88,7 +90,7 @@ func (d *dirs) make(s *dirState, i int) error {
 		if err != nil {
 			return err
 		}
-		if parent.made {
+		if parent.made() {
 			return s.makeIn(parent)
 		}
 	}
@@ -107,7 +109,7 @@ func (d *dirs) make(s *dirState, i int) error {
 	if err != nil {
 		return err
 	}
-	if parent.made {
+	if parent.made() {
 		return s.makeIn(parent)
 	}
 	return d.stageTree(s, parent)
@@ -117,7 +119,7 @@ func (d *dirs) make(s *dirState, i int) error {
 // not make, once, before this run stages its own files there (see
 // removeLeftovers, which takes this process's files for a dead writer's).
 func (d *dirs) sweep(s *dirState) {
-	if !s.made {
+	if !s.made() {
 		s.sweep.Do(func() {
 			if s.removed = removeLeftovers(s.path); len(s.removed) > 0 {
 				d.found.Store(true)

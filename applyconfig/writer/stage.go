@@ -37,6 +37,21 @@ func stageName(pid int) string {
 	return stagePrefix + strconv.Itoa(pid) + "-" + randomSuffix() + ".tmp"
 }
 
+// staged creates, with create, a new entry under a staged name in dir,
+// trying other names while one is taken, and returns its path.
+func staged(dir string, pid int, create func(path string) error) (string, error) {
+	for try := 0; ; try++ {
+		path := filepath.Join(dir, stageName(pid))
+		err := create(path)
+		if err == nil {
+			return path, nil
+		}
+		if err != unix.EEXIST || try > 100 {
+			return "", err
+		}
+	}
+}
+
 // sweepRest removes dead writers' staged files from every directory of
 // the plan that this run did not make and did not sweep while staging,
 // once a sweep while staging found some: a run killed part way left

@@ -34,18 +34,13 @@ type newTree struct {
 // later sweep takes this tree for a dead writer's.
 func (d *dirs) stageTree(s, parent *dirState) error {
 	d.sweep(parent)
-	for try := 0; ; try++ {
-		at := filepath.Join(parent.at, stageName(d.pid))
-		err := unix.Mkdir(at, 0o777)
-		if err == nil {
-			s.at, s.made, s.dev = at, true, parent.dev
-			s.tree = &newTree{top: s}
-			return nil
-		}
-		if err != unix.EEXIST || try > 100 {
-			return &fs.PathError{Op: "mkdir", Path: s.path, Err: err}
-		}
+	at, err := staged(parent.at, d.pid, func(name string) error { return unix.Mkdir(name, 0o777) })
+	if err != nil {
+		return &fs.PathError{Op: "mkdir", Path: s.path, Err: err}
 	}
+	s.at, s.dev = at, parent.dev
+	s.tree = &newTree{top: s}
+	return nil
 }
 
 // makeIn makes dir inside its parent, made by this run: in the parent's
@@ -55,7 +50,7 @@ func (s *dirState) makeIn(parent *dirState) error {
 	if err := unix.Mkdir(at, 0o777); err != nil {
 		return &fs.PathError{Op: "mkdir", Path: s.path, Err: err}
 	}
-	s.at, s.made, s.dev, s.tree = at, true, parent.dev, parent.tree
+	s.at, s.dev, s.tree = at, parent.dev, parent.tree
 	return nil
 }
 
@@ -123,7 +118,7 @@ func (d *dirs) settle(plan []planned, i int) {
 	}
 	var later []*dirState
 	d.m.Range(func(_, v any) bool {
-		if s := v.(*dirState); s.made && s.tree.top != s && s.tree.top.by.Load() <= int64(i) && s.by.Load() > int64(i) {
+		if s := v.(*dirState); s.made() && s.tree.top != s && s.tree.top.by.Load() <= int64(i) && s.by.Load() > int64(i) {
 			later = append(later, s)
 		}
 		return true

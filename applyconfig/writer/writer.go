@@ -232,21 +232,19 @@ func syncDirFS(dir string) error {
 // writeTemp writes p's body to a new staging file in the target's
 // directory, which exists (see stageName), and returns its path.
 func writeTemp(p *planned, pid int, umask uint32) (string, error) {
-	dir := filepath.Dir(p.Path)
 	mode, created := createMode(p.mode, umask)
-	for try := 0; ; try++ {
-		name := filepath.Join(dir, stageName(pid))
-		fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, mode)
-		if err == nil {
-			if err := fill(fd, name, p, created); err != nil {
-				return "", err
-			}
-			return name, nil
-		}
-		if err != unix.EEXIST || try > 100 {
-			return "", err
-		}
+	var fd int
+	name, err := staged(filepath.Dir(p.Path), pid, func(name string) (err error) {
+		fd, err = unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, mode)
+		return err
+	})
+	if err == nil {
+		err = fill(fd, name, p, created)
 	}
+	if err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 // writeNew writes p's body to at, its name in a new tree.
